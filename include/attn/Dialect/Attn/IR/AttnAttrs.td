@@ -1,0 +1,43 @@
+//===- AttnAttrs.td - attn enums and attributes ------------*- tablegen -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "mlir/IR/EnumAttr.td"
+
+def Attn_PaddingZero   : I32EnumAttrCase<"zero", 0>;
+def Attn_PaddingNan    : I32EnumAttrCase<"nan", 1>;
+def Attn_PaddingNegInf : I32EnumAttrCase<"neg_inf", 2>;
+
+def Attn_PaddingOption : I32EnumAttr<"PaddingOption",
+    "value given to out-of-range elements of a boundary-checked load",
+    [Attn_PaddingZero, Attn_PaddingNan, Attn_PaddingNegInf]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_PaddingOptionAttr
+    : EnumAttr<Attn_Dialect, Attn_PaddingOption, "padding"> {
+  let assemblyFormat = "$value";
+}
+
+def Attn_CausalNone        : I32EnumAttrCase<"none", 0>;
+def Attn_CausalTopLeft     : I32EnumAttrCase<"top_left", 1>;
+def Attn_CausalBottomRight : I32EnumAttrCase<"bottom_right", 2>;
+
+def Attn_CausalAlignment : I32EnumAttr<"CausalAlignment",
+    "causal mask alignment: none, top_left (torch SDPA is_causal: query i "
+    "sees keys 0..i) or bottom_right (FlashAttention-2: query i sees keys "
+    "0..i + kv_len - q_len)",
+    [Attn_CausalNone, Attn_CausalTopLeft, Attn_CausalBottomRight]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_CausalAlignmentAttr
+    : EnumAttr<Attn_Dialect, Attn_CausalAlignment, "causal"> {
+  let assemblyFormat = "$value";
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

@@ -1,0 +1,408 @@
+//===- AttnOps.td - attn operations ------------------------*- tablegen -*-===//
+//
+// Operations of the attn dialect: the whole-computation op, block pointers,
+// tile loads/stores, the dot, score masks and the online-softmax step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "attn/Dialect/Attn/IR/AttnTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+// Element types an attention tile may hold.
+def Attn_ElementType : AnyTypeOf<[F16, BF16, F32]>;
+def Attn_Tile : RankedTensorOf<[F16, BF16, F32]>;
+// Any block pointer. Spelled as a predicate (C++ type mlir::Type) so that
+// op formats print the type in full, `!attn.block_ptr<64x64xf16>`, rather
+// than the stripped `<64x64xf16>`.
+def Attn_AnyBlockPtr : Type<CPred<"::llvm::isa<::mlir::attn::BlockPtrType>($_self)">,
+                            "block pointer">;
+def Attn_F32Tile : RankedTensorOf<[F32]>;
+
+//===----------------------------------------------------------------------===//
+// Program identity
+//===----------------------------------------------------------------------===//
+
+def Attn_ProgramIdOp : Attn_Op<"program_id", [Pure]> {
+  let summary = "index of this program instance along a grid dimension";
+  let description = [{
+    A tile program runs once per point of a 3-D grid (as a Triton program or a
+    CUDA thread block). `attn.program_id` returns this instance's index along
+    dimension `dim` (0, 1 or 2). The generated flash-attention kernel uses
+    dimension 0 for the query block and dimension 1 for batch*head.
+
+    ```mlir
+    %m_block = attn.program_id 0
+    %bh = attn.program_id 1
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative, IntMaxValue<2>]>:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+def Attn_NumProgramsOp : Attn_Op<"num_programs", [Pure]> {
+  let summary = "number of program instances along a grid dimension";
+  let description = [{
+    The grid's extent along dimension `dim` (0, 1 or 2).
+
+    ```mlir
+    %n = attn.num_programs 1
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative, IntMaxValue<2>]>:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Block pointers
+//===----------------------------------------------------------------------===//
+
+def Attn_MakeBlockPtrOp : Attn_Op<"make_block_ptr", [Pure]> {
+  let summary = "block pointer into a strided tensor";
+  let description = [{
+    Creates a pointer to a block of the result type's shape inside the strided
+    tensor `base`. This is Triton's `tl.make_block_ptr(base, shape, strides,
+    offsets, block_shape, order)` with the shape and strides taken from the
+    base tensor itself rather than passed separately:
+
+    * `offsets` has one index per dimension of `base`: the tensor coordinates
+      of the block's first element. Dimensions not spanned by the block (batch
+      and head, say) stay fixed at their offset.
+    * `dims` says which tensor dimension each block dimension spans: block
+      dimension `i` walks tensor dimension `dims[i]`. The block's `shape` is
+      the sizes of those tensor dimensions and its `strides` their strides.
+      `dims = [3, 2]` on a `[B, H, S, D]` tensor is a transposed (D x S) view,
+      as K is read for Q*K^T.
+    * `order` lists the block dimensions fastest-varying first, as Triton's
+      `order`. Where the base's strides are constants, an `order` that
+      contradicts them is an error; where they are dynamic it is a promise the
+      lowering relies on (vector width, transposed loads), checked at launch.
+
+    Since shape and strides come from `base`, a block pointer into K can only
+    ever use K's strides. A raw-pointer kernel (a Triton port) builds its view
+    with `memref.reinterpret_cast` and passes that as `base`.
+
+    ```mlir
+    // Q block: rows m0.., all of D, of batch b and head h of a [B, H, S, D] tensor.
+    %qp = attn.make_block_ptr %q[%b, %h, %m0, %c0] dims = [2, 3] order = [1, 0]
+        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+          -> !attn.block_ptr<128x64xf16>
+    ```
+  }];
+  let arguments = (ins AnyStridedMemRef:$base, Variadic<Index>:$offsets,
+                       DenseI64ArrayAttr:$dims, DenseI64ArrayAttr:$order);
+  let results = (outs Attn_AnyBlockPtr:$result);
+  let assemblyFormat = [{
+    $base `[` $offsets `]` `dims` `=` $dims `order` `=` $order attr-dict
+    `:` type($base) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MemRefType getBaseType() {
+      return ::llvm::cast<::mlir::MemRefType>(getBase().getType());
+    }
+    ::mlir::attn::BlockPtrType getType() {
+      return ::llvm::cast<::mlir::attn::BlockPtrType>(getResult().getType());
+    }
+  }];
+}
+
+def Attn_AdvanceOp : Attn_Op<"advance",
+    [Pure, AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "move a block pointer by a number of elements per block dim";
+  let description = [{
+    Returns `ptr` moved by `offsets` elements along each block dimension
+    (one offset per block dimension, in block-dimension order; negative moves
+    are allowed). Advancing never reads memory: the moved block may lie partly
+    or wholly outside the tensor, which `attn.load`'s boundary check handles.
+
+    ```mlir
+    %next = attn.advance %kp, [%c0, %c64] : !attn.block_ptr<64x64xf16>
+    ```
+  }];
+  let arguments = (ins Attn_AnyBlockPtr:$ptr, Variadic<Index>:$offsets);
+  let results = (outs Attn_AnyBlockPtr:$result);
+  let assemblyFormat = "$ptr `,` `[` $offsets `]` attr-dict `:` type($ptr)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Loads and stores
+//===----------------------------------------------------------------------===//
+
+def Attn_LoadOp : Attn_Op<"load", [
+    MemoryEffects<[MemRead]>,
+    TypesMatchWith<"result is the tile type of ptr", "ptr", "result",
+                   "::llvm::cast<::mlir::attn::BlockPtrType>($_self).getTileType()">]> {
+  let summary = "load a tile through a block pointer";
+  let description = [{
+    Loads the block `ptr` points to as a tensor of the block's shape.
+
+    `boundary_check` lists the block dimensions on which the block may extend
+    past the tensor (or start before it); elements out of range on those
+    dimensions get the `padding` value (`zero` by default, `nan` or
+    `neg_inf`). Unchecked dimensions are a promise that the block lies in
+    range along them. Padding without a boundary check has no effect and is
+    rejected.
+
+    The padding only fills the loaded tile: masking keys for the softmax is a
+    separate, explicit step (`attn.mask_kv_bound`), so zero-padded keys never
+    score 0 by accident.
+
+    ```mlir
+    %k = attn.load %kp boundary_check = [1] padding = zero
+        : !attn.block_ptr<64x64xf16>
+    ```
+  }];
+  let arguments = (ins Attn_AnyBlockPtr:$ptr,
+                       OptionalAttr<DenseI64ArrayAttr>:$boundary_check,
+                       OptionalAttr<Attn_PaddingOptionAttr>:$padding);
+  let results = (outs Attn_Tile:$result);
+  let assemblyFormat = [{
+    $ptr (`boundary_check` `=` $boundary_check^)? (`padding` `=` `` $padding^)?
+    attr-dict `:` type($ptr)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The padding in effect (zero unless given).
+    ::mlir::attn::PaddingOption getPaddingOrDefault() {
+      return getPadding().value_or(::mlir::attn::PaddingOption::zero);
+    }
+  }];
+}
+
+def Attn_StoreOp : Attn_Op<"store", [
+    MemoryEffects<[MemWrite]>,
+    TypesMatchWith<"value is the tile type of ptr", "ptr", "value",
+                   "::llvm::cast<::mlir::attn::BlockPtrType>($_self).getTileType()">]> {
+  let summary = "store a tile through a block pointer";
+  let description = [{
+    Stores `value` to the block `ptr` points to. Elements out of range on the
+    `boundary_check` dimensions are not written; unchecked dimensions are a
+    promise that the block lies in range along them. Stores take no padding.
+
+    ```mlir
+    attn.store %o, %op boundary_check = [0] : !attn.block_ptr<128x64xf16>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$value, Attn_AnyBlockPtr:$ptr,
+                       OptionalAttr<DenseI64ArrayAttr>:$boundary_check);
+  let assemblyFormat = [{
+    $value `,` $ptr (`boundary_check` `=` $boundary_check^)? attr-dict
+    `:` type($ptr)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+def Attn_DotOp : Attn_Op<"dot", [Pure,
+    OptionalTypesMatchWith<"acc has the result type", "result", "acc", "$_self">]> {
+  let summary = "tile matrix product with f32 accumulation";
+  let description = [{
+    `result = op(a) * op(b) (+ acc)` where `op` transposes its operand when
+    `transpose_a` / `transpose_b` is set. `a` and `b` have the same element
+    type (f16, bf16 or f32; f32 may run as tf32 on tensor cores); the product
+    accumulates in f32 and the result is an f32 tile.
+
+    ```mlir
+    // S = Q * K^T with K loaded as a (BLOCK_N x D) tile.
+    %s = attn.dot %q, %k {transpose_b}
+        : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$a, Attn_Tile:$b, Optional<Attn_F32Tile>:$acc,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs Attn_F32Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b (`acc` `=` $acc^)? attr-dict
+    `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Rows, columns and reduction length of the product.
+    int64_t getM();
+    int64_t getN();
+    int64_t getK();
+  }];
+}
+
+def Attn_MaskKVBoundOp : Attn_Op<"mask_kv_bound",
+    [Pure, AllTypesMatch<["scores", "result"]>]> {
+  let summary = "score -inf for key columns past the key length";
+  let description = [{
+    Column `j` of the score tile holds key `kv_start + j`. Columns with
+    `kv_start + j >= kv_len` are set to -inf, whatever the K load padded them
+    with, so keys past the end never take part in the softmax.
+
+    ```mlir
+    %s1 = attn.mask_kv_bound %s, kv_start = %n0, kv_len = %kv_len
+        : tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tile:$scores, Index:$kv_start, Index:$kv_len);
+  let results = (outs Attn_F32Tile:$result);
+  let assemblyFormat = [{
+    $scores `,` `kv_start` `=` $kv_start `,` `kv_len` `=` $kv_len attr-dict
+    `:` type($scores)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_MaskCausalOp : Attn_Op<"mask_causal",
+    [Pure, AllTypesMatch<["scores", "result"]>]> {
+  let summary = "score -inf above a (shifted) diagonal";
+  let description = [{
+    Row `i` of the score tile is query `q_start + i`, column `j` key
+    `kv_start + j`. A key is visible iff
+    `kv_start + j <= q_start + i + diagonal`; other scores become -inf.
+    `diagonal` is 0 for top-left alignment (torch SDPA `is_causal`) and
+    `kv_len - q_len` for bottom-right alignment (FlashAttention-2); it may be
+    negative.
+
+    ```mlir
+    %s2 = attn.mask_causal %s1, q_start = %m0, kv_start = %n0, diagonal = %c0
+        : tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tile:$scores, Index:$q_start, Index:$kv_start,
+                       Index:$diagonal);
+  let results = (outs Attn_F32Tile:$result);
+  let assemblyFormat = [{
+    $scores `,` `q_start` `=` $q_start `,` `kv_start` `=` $kv_start `,`
+    `diagonal` `=` $diagonal attr-dict `:` type($scores)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_OnlineSoftmaxOp : Attn_Op<"online_softmax", [Pure,
+    AllTypesMatch<["max", "sum", "new_max", "new_sum"]>,
+    AllTypesMatch<["acc", "new_acc"]>]> {
+  let summary = "one step of the online softmax with the P*V update";
+  let description = [{
+    One FlashAttention-2 step over a block of keys. With `scores` an M x N
+    tile of raw scores S = Q*K^T, `values` the N x DV tile of V, running max
+    `max` (log2 domain), running sum `sum` and accumulator `acc` (M x DV):
+
+    ```
+    t       = scores * scale                  // scale = softmax_scale * log2(e)
+    new_max = maximum(max, rowmax(t))
+    base    = new_max == -inf ? 0 : new_max   // a row masked so far stays 0, not NaN
+    alpha   = exp2(max - base)
+    p       = exp2(t - base)
+    new_sum = sum * alpha + rowsum(p)
+    new_acc = acc * alpha + convert(p, elt(values)) * values   (f32 accumulation)
+    ```
+
+    Masked scores are -inf and contribute exactly 0.
+
+    ```mlir
+    %m1, %l1, %acc1 = attn.online_softmax %s, %v, scale = %sl2e,
+        state = (%m, %l, %acc)
+        : tensor<128x64xf32>, tensor<64x64xf16>, tensor<128xf32>,
+          tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tile:$scores, Attn_Tile:$values, F32:$scale,
+                       Attn_F32Tile:$max, Attn_F32Tile:$sum, Attn_F32Tile:$acc);
+  let results = (outs Attn_F32Tile:$new_max, Attn_F32Tile:$new_sum,
+                      Attn_F32Tile:$new_acc);
+  let assemblyFormat = [{
+    $scores `,` $values `,` `scale` `=` $scale `,`
+    `state` `=` `(` $max `,` $sum `,` $acc `)` attr-dict
+    `:` type($scores) `,` type($values) `,` type($max) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_FinalizeOp : Attn_Op<"finalize", [Pure,
+    AllTypesMatch<["acc", "output"]>,
+    AllTypesMatch<["max", "sum", "lse"]>]> {
+  let summary = "normalise the accumulator and compute the log-sum-exp";
+  let description = [{
+    Ends the online softmax: `output = acc / sum` and, with `max` in the log2
+    domain of `attn.online_softmax`, `lse = (max + log2(sum)) * ln(2)`, the
+    natural log of the sum of exp of the scaled scores. A row that saw no
+    visible key (`sum == 0`) yields output 0 and lse -inf, never NaN.
+
+    ```mlir
+    %o, %lse = attn.finalize %acc, %m, %l
+        : tensor<128x64xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tile:$acc, Attn_F32Tile:$max, Attn_F32Tile:$sum);
+  let results = (outs Attn_F32Tile:$output, Attn_F32Tile:$lse);
+  let assemblyFormat = [{
+    $acc `,` $max `,` $sum attr-dict `:` type($acc) `,` type($max)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// The whole computation
+//===----------------------------------------------------------------------===//
+
+def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments]> {
+  let summary = "scaled dot-product attention over strided tensors";
+  let description = [{
+    `output = softmax(scale * query * key^T + mask) * value` per batch and
+    head, computed without materialising the score matrix.
+
+    `query`, `key`, `value` and `output` are 4-D strided tensors indexed
+    `[batch, heads, seq, head_dim]` whatever their memory layout: BHSD and
+    BSHD (or any view) differ only in their strides, which are runtime
+    values. Head dimensions are static (compiled in); batch, heads and
+    sequence lengths may be dynamic (runtime). Q and K have the same head
+    dimension, V's (and O's) may differ. `key` and `value` have
+    `heads / gqa_ratio` heads (GQA/MQA): query head `h` reads kv head
+    `h / gqa_ratio`.
+
+    `lse`, when given, is a 3-D f32 tensor `[batch, heads, seq_q]` receiving
+    the natural log-sum-exp of each row of scaled scores (-inf for a row
+    with no visible key, whose output is 0). `scale` defaults to
+    `1/sqrt(head_dim)`. `causal` is `none` (default), `top_left` or
+    `bottom_right`. `q_len_multiple` / `kv_len_multiple` promise that the
+    sequence lengths divide by that number (checked at launch), which lets
+    boundary checks go.
+
+    ```mlir
+    attn.flash_attention %q, %k, %v -> %o, lse %lse scale %s
+        causal = bottom_right {gqa_ratio = 4 : i64}
+        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, ...
+    ```
+  }];
+  let arguments = (ins AnyStridedMemRef:$query, AnyStridedMemRef:$key,
+                       AnyStridedMemRef:$value, AnyStridedMemRef:$output,
+                       Optional<AnyStridedMemRef>:$lse, Optional<F32>:$scale,
+                       OptionalAttr<Attn_CausalAlignmentAttr>:$causal,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$gqa_ratio,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$q_len_multiple,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$kv_len_multiple);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `->` $output (`,` `lse` $lse^)?
+    (`scale` $scale^)? (`causal` `=` `` $causal^)? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `->` type($output)
+    (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::attn::CausalAlignment getCausalAlignment() {
+      return getCausal().value_or(::mlir::attn::CausalAlignment::none);
+    }
+    int64_t getHeadDim();
+    int64_t getHeadDimV();
+  }];
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

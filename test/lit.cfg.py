@@ -1,0 +1,28 @@
+# -*- Python -*-
+# lit configuration of the attn regression suite (GPU-free).
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%attn_examples", os.path.join(config.attn_src_root, "examples")))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Tools under test come from the build; FileCheck, not, count from LLVM 22.
+tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["attn-opt"], tool_dirs)
+
+# Tests check with variable scoping on, as Triton does.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
