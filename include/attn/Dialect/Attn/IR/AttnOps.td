@@ -385,7 +385,7 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
   let arguments = (ins AnyStridedMemRef:$query, AnyStridedMemRef:$key,
                        AnyStridedMemRef:$value, AnyStridedMemRef:$output,
                        Optional<AnyStridedMemRef>:$lse, Optional<F32>:$scale,
-                       OptionalAttr<Attn_CausalAlignmentAttr>:$causal,
+                       DefaultValuedAttr<Attn_CausalAlignmentAttr, "::mlir::attn::CausalAlignment::none">:$causal,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$gqa_ratio,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$q_len_multiple,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$kv_len_multiple);
@@ -397,9 +397,6 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    ::mlir::attn::CausalAlignment getCausalAlignment() {
-      return getCausal().value_or(::mlir::attn::CausalAlignment::none);
-    }
     int64_t getHeadDim();
     int64_t getHeadDimV();
   }];
