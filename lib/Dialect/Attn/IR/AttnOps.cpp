@@ -123,7 +123,8 @@ LogicalResult MakeBlockPtrOp::verify() {
 
   // `order` must agree with the strides the type makes constant: a block
   // dimension listed as faster-varying must not have a larger stride, and a
-  // unit-stride dimension comes first.
+  // unit-stride dimension comes before one of unknown stride. Stride-0
+  // (broadcast) dimensions have no memory order and are skipped.
   auto [strides, offset] = baseType.getStridesAndOffset();
   (void)offset;
   for (size_t fast = 0; fast < order.size(); ++fast) {
@@ -131,6 +132,8 @@ LogicalResult MakeBlockPtrOp::verify() {
       int64_t fastDim = order[fast], slowDim = order[slow];
       int64_t fastStride = strides[dims[fastDim]];
       int64_t slowStride = strides[dims[slowDim]];
+      if (fastStride == 0 || slowStride == 0)
+        continue;
       bool contradicts = false;
       if (!ShapedType::isDynamic(fastStride) &&
           !ShapedType::isDynamic(slowStride))
@@ -141,7 +144,7 @@ LogicalResult MakeBlockPtrOp::verify() {
       if (contradicts)
         return emitOpError()
                << "order " << formatList(order)
-               << " contradicts the base's constant strides: block dim "
+               << " contradicts the base's strides: block dim "
                << fastDim << " (tensor dim " << dims[fastDim] << ", stride "
                << formatSize(fastStride)
                << ") is listed as varying faster than block dim " << slowDim
@@ -266,9 +269,7 @@ LogicalResult DotOp::verify() {
                          << "x" << formatSize(result.getDimSize(1))
                          << " differs from the product's " << formatSize(getM())
                          << "x" << formatSize(getN());
-  if (getAcc() && getAcc().getType() != result)
-    return emitOpError() << "accumulator type " << getAcc().getType()
-                         << " differs from the result type " << result;
+  // acc's type is checked by the OptionalTypesMatchWith trait.
   return success();
 }
 
@@ -399,6 +400,12 @@ LogicalResult FlashAttentionOp::verify() {
 
   int64_t qHeads = q.type.getDimSize(1), kvHeads = k.type.getDimSize(1);
   int64_t ratio = getGqaRatio();
+  for (const Named &t : {q, k}) {
+    int64_t heads = t.type.getDimSize(1);
+    if (!ShapedType::isDynamic(heads) && heads <= 0)
+      return emitOpError() << t.name << " heads must be positive, got "
+                           << heads;
+  }
   if (!ShapedType::isDynamic(qHeads) && !ShapedType::isDynamic(kvHeads)) {
     if (qHeads % kvHeads != 0)
       return emitOpError() << "query heads " << qHeads
