@@ -228,6 +228,60 @@ LogicalResult StoreOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// TileLoadOp / TileStoreOp
+//===----------------------------------------------------------------------===//
+
+/// Shared by tile_load and tile_store: offsets cover the base, dims name
+/// distinct base dimensions, the tile matches and boundary_check is valid.
+static LogicalResult verifyTileAccess(Operation *op, MemRefType base,
+                                      size_t numOffsets, ArrayRef<int64_t> dims,
+                                      RankedTensorType tile,
+                                      std::optional<ArrayRef<int64_t>> checks) {
+  int64_t rank = base.getRank();
+  if (static_cast<int64_t>(numOffsets) != rank)
+    return op->emitOpError() << "expects " << rank
+                             << " offsets (one per dimension of the rank-"
+                             << rank << " base), got " << numOffsets;
+  if (static_cast<int64_t>(dims.size()) != tile.getRank())
+    return op->emitOpError() << "dims has " << dims.size()
+                             << " entries but the tile has rank "
+                             << tile.getRank();
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t dim : dims)
+    if (dim < 0 || dim >= rank || !seen.insert(dim).second)
+      return op->emitOpError() << "dims " << formatList(dims)
+                               << " must name distinct dimensions of the rank-"
+                               << rank << " base";
+  if (tile.getElementType() != base.getElementType())
+    return op->emitOpError() << "tile element type " << tile.getElementType()
+                             << " differs from the base's element type "
+                             << base.getElementType();
+  if (!tile.hasStaticShape())
+    return op->emitOpError() << "tile shape must be static, got " << tile;
+  return verifyBoundaryCheck(op, checks, tile.getRank());
+}
+
+LogicalResult TileLoadOp::verify() {
+  if (failed(verifyTileAccess(*this, cast<MemRefType>(getBase().getType()),
+                              getOffsets().size(), getDims(),
+                              cast<RankedTensorType>(getResult().getType()),
+                              getBoundaryCheck())))
+    return failure();
+  if (getPadding() && (!getBoundaryCheck() || getBoundaryCheck()->empty()))
+    return emitOpError()
+           << "padding has no effect without boundary_check: list the "
+              "dimensions that may be out of range";
+  return success();
+}
+
+LogicalResult TileStoreOp::verify() {
+  return verifyTileAccess(*this, cast<MemRefType>(getBase().getType()),
+                          getOffsets().size(), getDims(),
+                          cast<RankedTensorType>(getValue().getType()),
+                          getBoundaryCheck());
+}
+
+//===----------------------------------------------------------------------===//
 // DotOp
 //===----------------------------------------------------------------------===//
 

@@ -204,6 +204,66 @@ def Attn_StoreOp : Attn_Op<"store", [
 }
 
 //===----------------------------------------------------------------------===//
+// Direct tile access (block pointers lowered away)
+//===----------------------------------------------------------------------===//
+
+def Attn_TileLoadOp : Attn_Op<"tile_load", [MemoryEffects<[MemRead]>]> {
+  let summary = "load a tile at explicit offsets of a strided tensor";
+  let description = [{
+    What `attn.load` of an `attn.make_block_ptr` becomes once block pointers
+    are lowered away (`attn-lower-block-pointers`): `offsets` is the tile's
+    origin in every dimension of `base` and `dims`, `boundary_check` and
+    `padding` mean what they mean on `attn.make_block_ptr` and `attn.load`.
+    The result shape is the block shape.
+
+    ```mlir
+    %k = attn.tile_load %key[%b, %h, %n0, %c0] dims = [2, 3]
+        boundary_check = [0] padding = zero
+        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x64xf16>
+    ```
+  }];
+  let arguments = (ins AnyStridedMemRef:$base, Variadic<Index>:$offsets,
+                       DenseI64ArrayAttr:$dims,
+                       OptionalAttr<DenseI64ArrayAttr>:$boundary_check,
+                       OptionalAttr<Attn_PaddingOptionAttr>:$padding);
+  let results = (outs Attn_Tile:$result);
+  let assemblyFormat = [{
+    $base `[` $offsets `]` `dims` `=` $dims
+    (`boundary_check` `=` $boundary_check^)? (`padding` `=` `` $padding^)?
+    attr-dict `:` type($base) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::attn::PaddingOption getPaddingOrDefault() {
+      return getPadding().value_or(::mlir::attn::PaddingOption::zero);
+    }
+  }];
+}
+
+def Attn_TileStoreOp : Attn_Op<"tile_store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "store a tile at explicit offsets of a strided tensor";
+  let description = [{
+    What `attn.store` becomes once block pointers are lowered away: writes
+    `value` at `offsets` of `base`, block dimension `i` along tensor dimension
+    `dims[i]`, skipping elements out of range on the `boundary_check` dims.
+
+    ```mlir
+    attn.tile_store %o, %out[%b, %h, %m0, %c0] dims = [2, 3] boundary_check = [0]
+        : tensor<128x64xf16>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$value, AnyStridedMemRef:$base,
+                       Variadic<Index>:$offsets, DenseI64ArrayAttr:$dims,
+                       OptionalAttr<DenseI64ArrayAttr>:$boundary_check);
+  let assemblyFormat = [{
+    $value `,` $base `[` $offsets `]` `dims` `=` $dims
+    (`boundary_check` `=` $boundary_check^)? attr-dict
+    `:` type($value) `,` type($base)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Compute
 //===----------------------------------------------------------------------===//
 

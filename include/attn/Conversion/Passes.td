@@ -1,0 +1,42 @@
+//===- Passes.td - attn conversion passes ------------------*- tablegen -*-===//
+
+#ifndef ATTN_CONVERSION_PASSES_TD
+#define ATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertAttnToCPU : Pass<"convert-attn-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "Lower attn tile programs to tensors, linalg and a grid loop for the CPU";
+  let description = [{
+    Expects block pointers lowered away (`attn-lower-block-pointers`). Tile
+    loads and stores become views of the strided tensors (`memref.subview`,
+    `bufferization.to_tensor`, `tensor.pad`); dots, masks and the online
+    softmax become `linalg.generic`s on tensors; `attn.program_id` and
+    `attn.num_programs` become trailing index arguments of the kernel. For
+    each kernel `@k` a wrapper `@k_grid(args..., %begin, %end, %n0, %n1)`
+    with a C interface runs programs `begin..end` of the `n0 x n1` grid
+    (program `t` is `(t mod n0, t div n0)`), so the host can split the grid
+    across threads. The result is ready for one-shot bufferization.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def AttnMemRefCopyToLinalg
+    : Pass<"attn-memref-copy-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Turn memref.copy into linalg.copy so copies become plain loops";
+  let description = [{
+    Bufferization emits `memref.copy`, which the LLVM lowering turns into a
+    call to a runtime library for strided operands. As `linalg.copy` it
+    becomes loops the JIT compiles and vectorizes, with no runtime library.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+#endif // ATTN_CONVERSION_PASSES_TD

@@ -1,0 +1,112 @@
+//===- Passes.td - attn transformation passes --------------*- tablegen -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnExpandFlashAttention
+    : Pass<"attn-expand-flash-attention", "::mlir::func::FuncOp"> {
+  let summary = "Expand attn.flash_attention into the FlashAttention-2 tile program";
+  let description = [{
+    Rewrites a function whose body is one `attn.flash_attention` into the
+    canonical tile program run once per (query block, batch*head): grid
+    dimension 0 walks query blocks of `block-m` rows, dimension 1 walks
+    batch*heads. Every tensor is addressed through block pointers made from
+    that tensor (its own strides); lengths, batch, heads, strides and the scale
+    are runtime values. Boundary handling is complete and explicit (loads
+    padded, keys past kv_len masked to -inf, rows past q_len not stored);
+    `attn-boundary-check` later removes what the sizes make unnecessary.
+
+    The function gets `attn.block_m` (the grid contract) and each tensor
+    argument `attn.divisibility` (per-dimension size multiples promised by
+    `q_len_multiple` / `kv_len_multiple`, checked at launch).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Query rows per program (0: chosen by the tile config)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Keys per inner-loop step (0: chosen by the tile config)">,
+  ];
+}
+
+def AttnBoundaryCheck : Pass<"attn-boundary-check", "::mlir::func::FuncOp"> {
+  let summary = "Elide provably unneeded boundary checks and key masks; "
+                "diagnose padded keys reaching the softmax unmasked";
+  let description = [{
+    A `boundary_check` dimension of a load or store is dropped, and an
+    `attn.mask_kv_bound` removed, when the tile provably lies in range: its
+    offset along that dimension is a non-negative multiple of the block size
+    that starts inside the tensor (program_id 0 times `attn.block_m` on a
+    query-length dimension, or a loop from 0 stepping by the block up to the
+    dimension's size), and the size is a multiple of the block (static, or
+    promised by the argument's `attn.divisibility`).
+
+    Scores of keys loaded with a boundary check that reach
+    `attn.online_softmax` without `attn.mask_kv_bound` get a warning: the
+    padded keys would score 0 instead of -inf (Triton issue #2626's latent
+    bug). The kernel is left as written.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def AttnCausalSplit : Pass<"attn-causal-split", "::mlir::func::FuncOp"> {
+  let summary = "Split the KV loop into unmasked and diagonal blocks; skip fully masked ones";
+  let description = [{
+    For an `scf.for` over key blocks whose body applies `attn.mask_causal`
+    with the loop's induction variable as `kv_start`, produces two loops:
+    the key blocks every query row of the tile sees entirely (no causal mask),
+    then the blocks crossing the diagonal (masked). Key blocks no row of the
+    tile can see are not visited at all.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def AttnLayoutOrder : Pass<"attn-layout-order", "::mlir::func::FuncOp"> {
+  let summary = "Make tile loads follow memory order; transpose in the dot instead";
+  let description = [{
+    A 2-D block pointer whose `order` says its first block dimension varies
+    fastest (K read as head_dim x keys from a tensor whose head_dim is
+    contiguous) is rewritten to the transposed block pointer, whose tile rows
+    are contiguous in memory, and the `attn.dot`s consuming its tiles get the
+    matching transpose flag. Applied only where every use of the loaded tiles
+    is a dot operand. K read row- or column-major then gives the same program.
+  }];
+}
+
+def AttnLowerBlockPointers
+    : Pass<"attn-lower-block-pointers", "::mlir::func::FuncOp"> {
+  let summary = "Replace block pointers by explicit offsets (attn.tile_load / tile_store)";
+  let description = [{
+    Block pointers are compile-time structures (base, dims, order) plus
+    runtime offsets. This pass follows each one from its `make_block_ptr`
+    through `advance`s and `scf.for` iteration arguments, carries only the
+    offsets through loops, and turns `attn.load` / `attn.store` into
+    `attn.tile_load` / `attn.tile_store` on the base tensor.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def AttnCheckProvenance : Pass<"attn-check-provenance", "::mlir::func::FuncOp"> {
+  let summary = "Flag tensor views built from another tensor's strides";
+  let description = [{
+    A view of tensor X (a `memref.reinterpret_cast` of X's buffer, or an
+    `attn.make_block_ptr` into X) whose offset, sizes or strides are computed
+    from the strides or offset of a different tensor Y (read with
+    `memref.extract_strided_metadata`) is almost certainly seed 000's bug: K
+    and V addressed with Q's head stride. Each such view gets a warning naming
+    both tensors (an error with `as-error`).
+  }];
+  let options = [
+    Option<"asError", "as-error", "bool", /*default=*/"false",
+           "Report findings as errors instead of warnings">,
+  ];
+}
+
+#endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,29 @@
+//===- TileConfig.h - tile sizes of the attention schedule ------*- C++ -*-===//
+//
+// The one place tile sizes are chosen. Every pass and lowering reads them from
+// here (or from the IR the expansion produced), never from literals.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_TILECONFIG_H
+#define ATTN_DIALECT_ATTN_TRANSFORMS_TILECONFIG_H
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::attn {
+
+struct TileConfig {
+  /// Query rows per program instance (grid dimension 0 step).
+  int64_t blockM = 64;
+  /// Keys per step of the KV loop.
+  int64_t blockN = 64;
+};
+
+/// Default tile sizes for a target ("cpu", "gpu") and head dims.
+TileConfig chooseTileConfig(const std::string &target, int64_t headDim,
+                            int64_t headDimV);
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTN_TRANSFORMS_TILECONFIG_H

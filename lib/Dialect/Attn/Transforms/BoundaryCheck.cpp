@@ -1,0 +1,250 @@
+//===- BoundaryCheck.cpp - elide provably unneeded boundary handling ------===//
+//
+// Implements attn-boundary-check.
+//
+// A block of size B at offset `off` along a tensor dimension of size `n` is
+// in range when off is a non-negative multiple of B, off < n and n is a
+// multiple of B. The offsets this pass can prove that for are the two the
+// attention schedule uses:
+//   * `program_id 0 * attn.block_m` on a query-length dimension: the grid
+//     contract gives program_id 0 < ceil(q_len / block_m);
+//   * a loop iteration argument that starts at 0 and advances by the loop
+//     step B each iteration, in a loop `for n0 = 0 to size(dim) step B`.
+// Sizes are multiples of B when static or promised by the function
+// argument's `attn.divisibility` (checked at launch).
+//
+// It then warns about scores of keys loaded with a boundary check that reach
+// attn.online_softmax without attn.mask_kv_bound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNBOUNDARYCHECK
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Query-length dimensions of the kernel ABI: dim 2 of Q (argument 0), of O
+/// (argument 3) and of the rank-3 LSE argument; the runtime gives them all
+/// q_len, and the grid walks them in blocks of attn.block_m.
+bool isQueryLengthDim(Value base, int64_t dim) {
+  auto arg = dyn_cast<BlockArgument>(base);
+  if (!arg || dim != 2 || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return false;
+  auto type = cast<MemRefType>(arg.getType());
+  return arg.getArgNumber() == 0 || arg.getArgNumber() == 3 ||
+         type.getRank() == 3;
+}
+
+/// Whether tensor dimension `dim` of `base` is a known multiple of `block`.
+bool sizeIsMultiple(Value base, int64_t dim, int64_t block) {
+  auto type = cast<MemRefType>(base.getType());
+  int64_t size = type.getDimSize(dim);
+  if (!ShapedType::isDynamic(size))
+    return size % block == 0 && size > 0;
+  auto arg = dyn_cast<BlockArgument>(base);
+  if (!arg)
+    return false;
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func)
+    return false;
+  auto multiples = func.getArgAttrOfType<DenseI64ArrayAttr>(
+      arg.getArgNumber(), "attn.divisibility");
+  return multiples && multiples.asArrayRef()[dim] % block == 0;
+}
+
+/// `value` is `memref.dim base, dim`.
+bool isDimOf(Value value, Value base, int64_t dim) {
+  auto dimOp = value.getDefiningOp<memref::DimOp>();
+  if (!dimOp || dimOp.getSource() != base)
+    return false;
+  std::optional<int64_t> index = dimOp.getConstantIndex();
+  return index && *index == dim;
+}
+
+/// `value` is `program_id 0 * block` in a function whose grid steps by block.
+bool isQueryBlockStart(Value value, int64_t block) {
+  auto mul = value.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return false;
+  for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto pid = x.getDefiningOp<ProgramIdOp>();
+    if (!pid || pid.getDim() != 0 || getConstantIntValue(y) != block)
+      continue;
+    auto func = pid->getParentOfType<func::FuncOp>();
+    auto blockM = func->getAttrOfType<IntegerAttr>("attn.block_m");
+    return blockM && blockM.getInt() == block;
+  }
+  return false;
+}
+
+/// The block pointer a load/store goes through is provably in range along
+/// block dimension `blockDim`.
+class RangeProver {
+public:
+  bool inRange(Value ptr, int64_t blockDim) {
+    auto type = cast<BlockPtrType>(ptr.getType());
+    int64_t block = type.getShape()[blockDim];
+    MakeBlockPtrOp root;
+    Value base;
+    int64_t dim;
+    // Walk back to the root, remembering whether a loop iteration argument
+    // stood in between (and which loop).
+    Value current = ptr;
+    scf::ForOp loop;
+    while (true) {
+      if (auto make = current.getDefiningOp<MakeBlockPtrOp>()) {
+        root = make;
+        break;
+      }
+      auto arg = dyn_cast<BlockArgument>(current);
+      if (!arg || loop)
+        return false;
+      loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!loop || arg.getArgNumber() == 0)
+        return false;
+      // Each iteration must advance by exactly the step along blockDim and
+      // by 0 elsewhere.
+      unsigned iterIndex = arg.getArgNumber() - 1;
+      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      auto advance = yield.getOperand(iterIndex).getDefiningOp<AdvanceOp>();
+      if (!advance || advance.getPtr() != arg)
+        return false;
+      for (auto [i, delta] : llvm::enumerate(advance.getOffsets())) {
+        std::optional<int64_t> c = getConstantIntValue(delta);
+        int64_t expected = int64_t(i) == blockDim ? block : 0;
+        if (!c || *c != expected)
+          return false;
+      }
+      if (getConstantIntValue(loop.getStep()) != block ||
+          getConstantIntValue(loop.getLowerBound()) != 0)
+        return false;
+      current = loop.getInitArgs()[iterIndex];
+    }
+    base = root.getBase();
+    dim = root.getDims()[blockDim];
+    if (!sizeIsMultiple(base, dim, block))
+      return false;
+    Value offset = root.getOffsets()[dim];
+    if (loop) // offset 0, then the loop's induction variable below size.
+      return getConstantIntValue(offset) == 0 &&
+             isDimOf(loop.getUpperBound(), base, dim);
+    return isQueryBlockStart(offset, block) && isQueryLengthDim(base, dim);
+  }
+};
+
+/// Drops the provably unneeded dims from a boundary_check.
+template <typename OpTy>
+void elideChecks(OpTy op, RangeProver &prover) {
+  std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
+  if (!checks)
+    return;
+  SmallVector<int64_t> kept;
+  for (int64_t dim : *checks)
+    if (!prover.inRange(op.getPtr(), dim))
+      kept.push_back(dim);
+  if (kept.size() == checks->size())
+    return;
+  op.setBoundaryCheckAttr(DenseI64ArrayAttr::get(op.getContext(), kept));
+  if constexpr (std::is_same_v<OpTy, LoadOp>)
+    if (kept.empty())
+      op.removePaddingAttr();
+}
+
+/// A kv mask is unneeded when kv_start is the induction variable of
+/// `for n0 = 0 to kv_len step BN` and kv_len = size of a tensor dimension
+/// that is a multiple of BN.
+bool kvMaskIsUnneeded(MaskKVBoundOp mask) {
+  auto iv = dyn_cast<BlockArgument>(mask.getKvStart());
+  if (!iv || iv.getArgNumber() != 0)
+    return false;
+  auto loop = dyn_cast<scf::ForOp>(iv.getOwner()->getParentOp());
+  int64_t bn = cast<RankedTensorType>(mask.getScores().getType()).getDimSize(1);
+  if (!loop || loop.getUpperBound() != mask.getKvLen() ||
+      getConstantIntValue(loop.getLowerBound()) != 0 ||
+      getConstantIntValue(loop.getStep()) != bn)
+    return false;
+  auto dimOp = mask.getKvLen().getDefiningOp<memref::DimOp>();
+  if (!dimOp || !dimOp.getConstantIndex())
+    return false;
+  return sizeIsMultiple(dimOp.getSource(), *dimOp.getConstantIndex(), bn);
+}
+
+/// Follows scores back through masks and elementwise arith to the dot that
+/// produced them; reports whether a kv mask was on the way.
+DotOp scoreSource(Value scores, bool &masked) {
+  masked = false;
+  while (Operation *def = scores.getDefiningOp()) {
+    if (auto dot = dyn_cast<DotOp>(def))
+      return dot;
+    if (auto kvMask = dyn_cast<MaskKVBoundOp>(def)) {
+      masked = true;
+      scores = kvMask.getScores();
+    } else if (auto causal = dyn_cast<MaskCausalOp>(def)) {
+      scores = causal.getScores();
+    } else if (isa<arith::ArithDialect>(def->getDialect()) &&
+               def->getNumOperands() >= 1) {
+      scores = def->getOperand(0);
+    } else {
+      return {};
+    }
+  }
+  return {};
+}
+
+void warnUnmaskedPaddedKeys(OnlineSoftmaxOp softmax) {
+  bool masked;
+  DotOp dot = scoreSource(softmax.getScores(), masked);
+  if (!dot || masked)
+    return;
+  auto load = dot.getB().getDefiningOp<LoadOp>();
+  if (!load || !load.getBoundaryCheck())
+    return;
+  int64_t keyDim = dot.getTransposeB() ? 0 : 1;
+  if (!llvm::is_contained(*load.getBoundaryCheck(), keyDim))
+    return;
+  InFlightDiagnostic diag =
+      softmax.emitWarning()
+      << "scores of keys loaded with a boundary check reach the softmax "
+         "without attn.mask_kv_bound: keys past the end score "
+      << (load.getPaddingOrDefault() == PaddingOption::zero ? "0" : "garbage")
+      << " instead of -inf and leak into the softmax";
+  diag.attachNote(load.getLoc()) << "keys loaded here with boundary_check";
+}
+
+struct BoundaryCheckPass
+    : public mlir::attn::impl::AttnBoundaryCheckBase<BoundaryCheckPass> {
+  void runOnOperation() override {
+    RangeProver prover;
+    getOperation().walk([&](Operation *op) {
+      if (auto load = dyn_cast<LoadOp>(op))
+        elideChecks(load, prover);
+      else if (auto store = dyn_cast<StoreOp>(op))
+        elideChecks(store, prover);
+    });
+    SmallVector<MaskKVBoundOp> unneeded;
+    getOperation().walk([&](MaskKVBoundOp mask) {
+      if (kvMaskIsUnneeded(mask))
+        unneeded.push_back(mask);
+    });
+    for (MaskKVBoundOp mask : unneeded) {
+      mask.replaceAllUsesWith(mask.getScores());
+      mask.erase();
+    }
+    getOperation().walk(warnUnmaskedPaddedKeys);
+  }
+};
+
+} // namespace

@@ -1,0 +1,250 @@
+//===- ExpandFlashAttention.cpp - attn.flash_attention -> tile program ----===//
+//
+// Implements attn-expand-flash-attention: the whole-computation op becomes
+// the FlashAttention-2 tile program, one program per (query block,
+// batch*head), with complete boundary handling.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/TileConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNEXPANDFLASHATTENTION
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Builds the tile program in place of one attn.flash_attention.
+class TileProgramBuilder {
+public:
+  TileProgramBuilder(FlashAttentionOp op, TileConfig config)
+      : op(op), config(config), b(op), loc(op.getLoc()) {}
+
+  void build();
+
+private:
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value dim(Value tensor, int64_t d) {
+    return memref::DimOp::create(b, loc, tensor, d);
+  }
+  Type elementType() {
+    return cast<MemRefType>(op.getQuery().getType()).getElementType();
+  }
+  /// A block pointer to rows [row0, row0 + rows) of tensor[batch, head].
+  Value rowBlock(Value tensor, Value batch, Value head, Value row0,
+                 int64_t rows) {
+    auto type = cast<MemRefType>(tensor.getType());
+    SmallVector<Value> offsets = {batch, head, row0};
+    SmallVector<int64_t> shape = {rows};
+    SmallVector<int64_t> dims = {2}, order = {0};
+    if (type.getRank() == 4) {
+      offsets.push_back(index(0));
+      shape.push_back(type.getDimSize(3));
+      dims = {2, 3};
+      order = {1, 0};
+    }
+    auto ptrType = BlockPtrType::get(b.getContext(), shape,
+                                     type.getElementType());
+    return MakeBlockPtrOp::create(b, loc, ptrType, tensor, offsets,
+                                  b.getDenseI64ArrayAttr(dims),
+                                  b.getDenseI64ArrayAttr(order));
+  }
+  Value load(Value ptr) {
+    auto type = cast<BlockPtrType>(ptr.getType());
+    return LoadOp::create(
+        b, loc, type.getTileType(), ptr, b.getDenseI64ArrayAttr({0}),
+        PaddingOptionAttr::get(b.getContext(), PaddingOption::zero));
+  }
+  void store(Value value, Value ptr) {
+    StoreOp::create(b, loc, value, ptr, b.getDenseI64ArrayAttr({0}));
+  }
+
+  FlashAttentionOp op;
+  TileConfig config;
+  OpBuilder b;
+  Location loc;
+};
+
+void TileProgramBuilder::build() {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue(),
+        o = op.getOutput();
+  int64_t headDim = op.getHeadDim(), headDimV = op.getHeadDimV();
+  int64_t bm = config.blockM, bn = config.blockN;
+
+  // Program identity: query block, then batch*head decomposed.
+  Value pidM = ProgramIdOp::create(b, loc, 0);
+  Value pidBH = ProgramIdOp::create(b, loc, 1);
+  Value heads = dim(q, 1);
+  Value batch = arith::DivUIOp::create(b, loc, pidBH, heads);
+  Value head = arith::RemUIOp::create(b, loc, pidBH, heads);
+  Value kvHead = head;
+  if (op.getGqaRatio() != 1)
+    kvHead = arith::DivUIOp::create(b, loc, head, index(op.getGqaRatio()));
+  Value qLen = dim(q, 2), kvLen = dim(k, 2);
+  Value m0 = arith::MulIOp::create(b, loc, pidM, index(bm));
+
+  // exp(x * scale) = exp2(x * scale * log2(e)): fold log2(e) into the scale.
+  Value scale = op.getScale();
+  if (!scale)
+    scale = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(1.0 / std::sqrt(double(headDim))));
+  Value qkScale = arith::MulFOp::create(
+      b, loc, scale, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(M_LOG2E)));
+
+  // Q stays in registers/cache for the whole loop; K and V walk the keys.
+  Value qPtr = rowBlock(q, batch, head, m0, bm);
+  Value kPtr = rowBlock(k, batch, kvHead, index(0), bn);
+  Value vPtr = rowBlock(v, batch, kvHead, index(0), bn);
+  Value qTile = load(qPtr);
+
+  auto rowType = RankedTensorType::get({bm}, f32);
+  auto accType = RankedTensorType::get({bm, headDimV}, f32);
+  auto scoreType = RankedTensorType::get({bm, bn}, f32);
+  Value negInf = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(
+                  rowType, b.getF32FloatAttr(
+                               -std::numeric_limits<float>::infinity())));
+  Value zeroRow = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(rowType, b.getF32FloatAttr(0.0f)));
+  Value zeroAcc = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+
+  // top_left: key j visible to query i iff j <= i; bottom_right: iff
+  // j <= i + kv_len - q_len.
+  Value diagonal;
+  CausalAlignment causal = op.getCausal();
+  if (causal == CausalAlignment::top_left)
+    diagonal = index(0);
+  else if (causal == CausalAlignment::bottom_right)
+    diagonal = arith::SubIOp::create(b, loc, kvLen, qLen);
+
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), kvLen, index(bn),
+      ValueRange{kPtr, vPtr, negInf, zeroRow, zeroAcc},
+      [&](OpBuilder &nb, Location nloc, Value n0, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value kTile = load(state[0]);
+        Value vTile = load(state[1]);
+        Value scores = DotOp::create(b, loc, scoreType, qTile, kTile,
+                                     /*acc=*/Value(), /*transpose_a=*/false,
+                                     /*transpose_b=*/true);
+        scores = MaskKVBoundOp::create(b, loc, scores, n0, kvLen);
+        if (diagonal)
+          scores = MaskCausalOp::create(b, loc, scores, m0, n0, diagonal);
+        auto step = OnlineSoftmaxOp::create(b, loc, rowType, rowType, accType,
+                                            scores, vTile, qkScale, state[2],
+                                            state[3], state[4]);
+        Value kNext = AdvanceOp::create(b, loc, state[0].getType(), state[0],
+                                        ValueRange{index(bn), index(0)});
+        Value vNext = AdvanceOp::create(b, loc, state[1].getType(), state[1],
+                                        ValueRange{index(bn), index(0)});
+        scf::YieldOp::create(b, loc,
+                             ValueRange{kNext, vNext, step.getNewMax(),
+                                        step.getNewSum(), step.getNewAcc()});
+      });
+
+  auto fin = FinalizeOp::create(b, loc, accType, rowType, loop.getResult(4),
+                                loop.getResult(2), loop.getResult(3));
+  Value out = fin.getOutput();
+  if (elementType() != f32)
+    out = arith::TruncFOp::create(
+        b, loc, RankedTensorType::get({bm, headDimV}, elementType()), out);
+  store(out, rowBlock(o, batch, head, m0, bm));
+  if (Value lse = op.getLse())
+    store(fin.getLse(), rowBlock(lse, batch, head, m0, bm));
+  (void)ctx;
+}
+
+/// Records `multiple` as a promise on dimension `dim` of function argument
+/// `value`, when it is one.
+void promiseDivisibility(func::FuncOp func, Value value, int64_t dim,
+                         int64_t multiple) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || multiple <= 1)
+    return;
+  auto type = cast<MemRefType>(arg.getType());
+  SmallVector<int64_t> multiples(type.getRank(), 1);
+  if (auto existing = func.getArgAttrOfType<DenseI64ArrayAttr>(
+          arg.getArgNumber(), "attn.divisibility"))
+    multiples.assign(existing.asArrayRef().begin(),
+                     existing.asArrayRef().end());
+  multiples[dim] = std::max(multiples[dim], multiple);
+  func.setArgAttr(arg.getArgNumber(), "attn.divisibility",
+                  DenseI64ArrayAttr::get(func.getContext(), multiples));
+}
+
+struct ExpandFlashAttentionPass
+    : public mlir::attn::impl::AttnExpandFlashAttentionBase<ExpandFlashAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<FlashAttentionOp> ops;
+    func.walk([&](FlashAttentionOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+    // The function becomes the kernel: its whole body runs once per
+    // program, so the op must be all there is.
+    FlashAttentionOp op = ops.front();
+    Block &entry = func.getBody().front();
+    if (ops.size() != 1 || op->getBlock() != &entry ||
+        &entry.front() != op.getOperation() ||
+        !isa<func::ReturnOp>(op->getNextNode()) ||
+        func.getNumResults() != 0) {
+      op.emitOpError() << "to be expanded into a kernel, attn.flash_attention "
+                          "must be the only operation of a function with no "
+                          "results";
+      return signalPassFailure();
+    }
+    for (Value operand : op->getOperands())
+      if (!isa<BlockArgument>(operand)) {
+        op.emitOpError() << "to be expanded into a kernel, every operand of "
+                            "attn.flash_attention must be a function argument";
+        return signalPassFailure();
+      }
+
+    TileConfig config = chooseTileConfig("cpu", op.getHeadDim(),
+                                         op.getHeadDimV());
+    if (blockM > 0)
+      config.blockM = blockM;
+    if (blockN > 0)
+      config.blockN = blockN;
+    if (config.blockM <= 0 || config.blockN <= 0) {
+      op.emitOpError() << "block sizes must be positive";
+      return signalPassFailure();
+    }
+
+    TileProgramBuilder(op, config).build();
+
+    func->setAttr("attn.block_m",
+                  IntegerAttr::get(IntegerType::get(func.getContext(), 64),
+                                   config.blockM));
+    for (Value t : {op.getQuery(), op.getOutput()})
+      promiseDivisibility(func, t, 2, op.getQLenMultiple());
+    if (Value lse = op.getLse())
+      promiseDivisibility(func, lse, 2, op.getQLenMultiple());
+    for (Value t : {op.getKey(), op.getValue()})
+      promiseDivisibility(func, t, 2, op.getKvLenMultiple());
+    op.erase();
+  }
+};
+
+} // namespace

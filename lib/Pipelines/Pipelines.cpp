@@ -1,0 +1,97 @@
+//===- Pipelines.cpp - attn compilation pipelines -------------------------===//
+
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+void mlir::attn::buildTileProgramPipeline(OpPassManager &pm,
+                                          const TileProgramOptions &options) {
+  AttnExpandFlashAttentionOptions expand;
+  expand.blockM = options.blockM;
+  expand.blockN = options.blockN;
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createAttnExpandFlashAttention(expand));
+  funcPm.addPass(createAttnBoundaryCheck());
+  funcPm.addPass(createAttnCausalSplit());
+  funcPm.addPass(createAttnLayoutOrder());
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+}
+
+void mlir::attn::buildCpuLoweringPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addPass(createConvertAttnToCPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addNestedPass<func::FuncOp>(createAttnMemRefCopyToLinalg());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+namespace {
+struct TileProgramPipelineOptions
+    : public PassPipelineOptions<TileProgramPipelineOptions> {
+  Option<int64_t> blockM{*this, "block-m",
+                         llvm::cl::desc("Query rows per program (0: default)"),
+                         llvm::cl::init(0)};
+  Option<int64_t> blockN{*this, "block-n",
+                         llvm::cl::desc("Keys per loop step (0: default)"),
+                         llvm::cl::init(0)};
+};
+} // namespace
+
+void mlir::attn::registerAttnPipelines() {
+  PassPipelineRegistration<TileProgramPipelineOptions>(
+      "attn-to-tile-program",
+      "attn.flash_attention to the optimized tile program",
+      [](OpPassManager &pm, const TileProgramPipelineOptions &opts) {
+        TileProgramOptions options;
+        options.blockM = opts.blockM;
+        options.blockN = opts.blockN;
+        buildTileProgramPipeline(pm, options);
+      });
+  PassPipelineRegistration<>("attn-lower-to-cpu",
+                             "attn tile program to the LLVM dialect for the CPU",
+                             buildCpuLoweringPipeline);
+}
