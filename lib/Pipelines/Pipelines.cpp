@@ -48,6 +48,8 @@ void mlir::attn::buildCpuLoweringPipeline(OpPassManager &pm) {
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // Loop-carried tiles (max, sum, acc) get fresh buffers each iteration.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addNestedPass<func::FuncOp>(createAttnMemRefCopyToLinalg());
   bufferization::BufferDeallocationPipelineOptions dealloc;
