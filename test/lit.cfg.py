@@ -8,7 +8,7 @@ from lit.llvm import llvm_config
 
 config.name = "ATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
@@ -22,7 +22,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # Tools under test come from the build; FileCheck, not, count from LLVM 22.
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["attn-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["attn-opt", "attn-run"], tool_dirs)
 
 # Tests check with variable scoping on, as Triton does.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"

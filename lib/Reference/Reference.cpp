@@ -75,8 +75,7 @@ void attn::referenceAttention(const HostTensor &q, const HostTensor &k,
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
     throw std::invalid_argument("referenceAttention: Q, K and V must be "
                                 "rank 4 [batch, heads, seq, dim]");
-  const int64_t B = q.sizes[0], H = q.sizes[1], SQ = q.sizes[2],
-                D = q.sizes[3];
+  const int64_t B = q.sizes[0], H = q.sizes[1], SQ = q.sizes[2], D = q.sizes[3];
   const int64_t HKV = k.sizes[1], SKV = k.sizes[2], DV = v.sizes[3];
   if (k.sizes[0] != B || v.sizes[0] != B)
     throw std::invalid_argument("referenceAttention: batch sizes differ");
@@ -91,8 +90,7 @@ void attn::referenceAttention(const HostTensor &q, const HostTensor &k,
                                 "multiple of kv heads");
   const int64_t group = H / HKV;
 
-  const std::vector<float> qv = toFloats(q), kv = toFloats(k),
-                           vv = toFloats(v);
+  const std::vector<float> qv = toFloats(q), kv = toFloats(k), vv = toFloats(v);
   out.assign(size_t(B * H * SQ * DV), 0.0);
   lse.assign(size_t(B * H * SQ), 0.0);
 
@@ -178,12 +176,12 @@ void attn::referenceAttention(const HostTensor &q, const HostTensor &k,
 // Checking
 //===----------------------------------------------------------------------===//
 
-Comparison attn::compare(const HostTensor &out, const std::vector<double> &ref) {
+Comparison attn::compare(const HostTensor &out,
+                         const std::vector<double> &ref) {
   if (out.numElements() != int64_t(ref.size()))
-    throw std::invalid_argument("compare: output has " +
-                                std::to_string(out.numElements()) +
-                                " elements, reference " +
-                                std::to_string(ref.size()));
+    throw std::invalid_argument(
+        "compare: output has " + std::to_string(out.numElements()) +
+        " elements, reference " + std::to_string(ref.size()));
   const std::vector<double> got = out.toLogicalVector();
   Comparison c;
   bool sawNaN = false;
@@ -220,8 +218,7 @@ double attn::toleranceFor(DType dtype, bool gpu) {
   return 0.0;
 }
 
-std::string attn::formatCheckLine(const Comparison &c, double tol,
-                                  bool &pass) {
+std::string attn::formatCheckLine(const Comparison &c, double tol, bool &pass) {
   // NaN compares false, so a NaN error never passes.
   pass = c.finite && c.relL2Err <= tol;
   char buffer[128];
@@ -241,8 +238,7 @@ int64_t attn::unmaskedPairs(int64_t seqLenQ, int64_t seqLenKV,
   if (causal == CausalKind::None)
     return seqLenQ * seqLenKV;
   // Row i sees clamp(i + shift + 1, 0, SKV) keys.
-  const int64_t shift =
-      causal == CausalKind::TopLeft ? 0 : seqLenKV - seqLenQ;
+  const int64_t shift = causal == CausalKind::TopLeft ? 0 : seqLenKV - seqLenQ;
   // Rows i < firstRow see nothing; rows i >= fullRow see all SKV keys; rows
   // in between see i + shift + 1 keys (1 .. SKV - 1).
   const int64_t firstRow = std::clamp<int64_t>(-shift, 0, seqLenQ);

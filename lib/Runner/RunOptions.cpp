@@ -55,8 +55,7 @@ const FlagInfo kFlags[] = {
     {"--chip", FlagKind::Choice, kChips, "sm_80|sm_90a",
      "GPU to compile for (default sm_90a)"},
     {"--batch", FlagKind::Positive, nullptr, "B", "batch size (required)"},
-    {"--heads", FlagKind::Positive, nullptr, "H",
-     "query heads (required)"},
+    {"--heads", FlagKind::Positive, nullptr, "H", "query heads (required)"},
     {"--kv-heads", FlagKind::Positive, nullptr, "HKV",
      "key/value heads, must divide H (GQA; default H)"},
     {"--seqlen-q", FlagKind::Positive, nullptr, "SQ",
@@ -205,8 +204,8 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
         (value % 8 != 0 || value < kMinHeadDim || value > kMaxHeadDim)) {
       error = name + " " + text +
               " is not supported (expected a multiple of 8 in [" +
-              std::to_string(kMinHeadDim) + ", " +
-              std::to_string(kMaxHeadDim) + "])";
+              std::to_string(kMinHeadDim) + ", " + std::to_string(kMaxHeadDim) +
+              "])";
       return false;
     }
     if (name == "--batch")
@@ -313,7 +312,8 @@ bool attn::parseRunOptions(int argc, char **argv, RunOptions &out,
 
   // --help wins over everything else, including errors.
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+    if (std::strcmp(argv[i], "--help") == 0 ||
+        std::strcmp(argv[i], "-h") == 0) {
       out.help = true;
       return true;
     }
@@ -326,8 +326,8 @@ bool attn::parseRunOptions(int argc, char **argv, RunOptions &out,
 
     if (arg.empty() || arg[0] != '-') {
       if (haveKernel) {
-        error = "unexpected argument '" + arg + "' (kernel file already given: '" +
-                out.kernelFile + "')";
+        error = "unexpected argument '" + arg +
+                "' (kernel file already given: '" + out.kernelFile + "')";
         return false;
       }
       if (arg.empty()) {
@@ -408,10 +408,8 @@ bool attn::parseRunOptions(int argc, char **argv, RunOptions &out,
   const char *const oNames[4] = {"--batch", "--heads", "--seqlen-q",
                                  "--head-dim-v"};
   const int64_t qDims[4] = {out.batch, out.heads, out.seqLenQ, out.headDim};
-  const int64_t kDims[4] = {out.batch, out.kvHeads, out.seqLenKV,
-                            out.headDim};
-  const int64_t vDims[4] = {out.batch, out.kvHeads, out.seqLenKV,
-                            out.headDimV};
+  const int64_t kDims[4] = {out.batch, out.kvHeads, out.seqLenKV, out.headDim};
+  const int64_t vDims[4] = {out.batch, out.kvHeads, out.seqLenKV, out.headDimV};
   const int64_t oDims[4] = {out.batch, out.heads, out.seqLenQ, out.headDimV};
   // The LSE [B, H, SQ] is smaller than Q (D >= 16), so it needs no check.
   if (!checkTensorSize("Q", qDims, qNames, error) ||

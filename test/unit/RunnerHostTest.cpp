@@ -47,10 +47,10 @@ Parsed parse(std::vector<std::string> args) {
 
 /// A minimal valid command line, plus `extra`.
 std::vector<std::string> base(std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {
-      "--batch",     "2",  "--heads",   "8",   "--seqlen-q", "128",
-      "--seqlen-kv", "256", "--head-dim", "64", "--dtype",    "f16",
-      "--layout",    "bhsd"};
+  std::vector<std::string> args = {"--batch",    "2",   "--heads",     "8",
+                                   "--seqlen-q", "128", "--seqlen-kv", "256",
+                                   "--head-dim", "64",  "--dtype",     "f16",
+                                   "--layout",   "bhsd"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -63,13 +63,36 @@ void expectError(std::vector<std::string> args, const std::string &message) {
 }
 
 TEST(RunOptions, GoodLine) {
-  Parsed p = parse({"kernel.mlir", "--target", "gpu", "--chip=sm_80",
-                    "--batch", "2", "--heads=12", "--kv-heads", "4",
-                    "--seqlen-q", "4095", "--seqlen-kv=4096", "--head-dim",
-                    "80", "--head-dim-v", "96", "--dtype=bf16", "--layout",
-                    "bshd", "--causal", "bottom_right", "--scale", "-0.125",
-                    "--seed=18446744073709551615", "--check", "--bench",
-                    "--bench-iters", "7", "--emit-ptx", "out.ptx"});
+  Parsed p = parse({"kernel.mlir",
+                    "--target",
+                    "gpu",
+                    "--chip=sm_80",
+                    "--batch",
+                    "2",
+                    "--heads=12",
+                    "--kv-heads",
+                    "4",
+                    "--seqlen-q",
+                    "4095",
+                    "--seqlen-kv=4096",
+                    "--head-dim",
+                    "80",
+                    "--head-dim-v",
+                    "96",
+                    "--dtype=bf16",
+                    "--layout",
+                    "bshd",
+                    "--causal",
+                    "bottom_right",
+                    "--scale",
+                    "-0.125",
+                    "--seed=18446744073709551615",
+                    "--check",
+                    "--bench",
+                    "--bench-iters",
+                    "7",
+                    "--emit-ptx",
+                    "out.ptx"});
   ASSERT_TRUE(p.ok) << p.error;
   const RunOptions &o = p.options;
   EXPECT_FALSE(o.help);
@@ -139,11 +162,11 @@ TEST(RunOptions, Help) {
   }
   const std::string usage = runUsage();
   for (const char *flag :
-       {"KERNEL.mlir", "--target", "--chip", "--batch", "--heads",
-        "--kv-heads", "--seqlen-q", "--seqlen-kv", "--head-dim",
-        "--head-dim-v", "--dtype", "--layout", "--causal", "--scale",
-        "--seed", "--check", "--bench", "--bench-iters", "--emit-ptx",
-        "--help"})
+       {"KERNEL.mlir", "--target",      "--chip",     "--batch",
+        "--heads",     "--kv-heads",    "--seqlen-q", "--seqlen-kv",
+        "--head-dim",  "--head-dim-v",  "--dtype",    "--layout",
+        "--causal",    "--scale",       "--seed",     "--check",
+        "--bench",     "--bench-iters", "--emit-ptx", "--help"})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   EXPECT_EQ(usage.back(), '\n');
 }
@@ -155,8 +178,7 @@ TEST(RunOptions, UnknownValues) {
   expectError(args, "--dtype: unknown value 'f8' (expected f16, bf16 or f32)");
   args = base();
   args[13] = "sbhd"; // --layout's value.
-  expectError(args,
-              "--layout: unknown value 'sbhd' (expected bhsd or bshd)");
+  expectError(args, "--layout: unknown value 'sbhd' (expected bhsd or bshd)");
   expectError(base({"--target", "tpu"}),
               "--target: unknown value 'tpu' (expected cpu or gpu)");
   expectError(base({"--chip", "sm_75"}),
@@ -229,8 +251,8 @@ TEST(RunOptions, SeedAndScale) {
               "18446744073709551615)");
   for (const char *bad : {"inf", "-inf", "nan", "1e999", "0.5x", "", " 1"})
     expectError(base({std::string("--scale=") + bad}),
-                std::string("--scale: expected a finite number, got '") +
-                    bad + "'");
+                std::string("--scale: expected a finite number, got '") + bad +
+                    "'");
   Parsed p = parse(base({"--seed", "0", "--scale", "1e-3"}));
   ASSERT_TRUE(p.ok) << p.error;
   EXPECT_EQ(p.options.seed, 0u);
@@ -279,32 +301,32 @@ TEST(RunOptions, AbsurdSizes) {
               "tensor Q (--batch 4 x --heads 32 x --seqlen-q 2097152 x "
               "--head-dim 128) has more than 2^34 = 17179869184 elements");
   // K, V overflow int64 products if multiplied naively.
-  expectError({"--batch", "2147483648", "--heads", "2147483648",
-               "--seqlen-q", "1", "--seqlen-kv", "2147483648", "--head-dim",
-               "256", "--kv-heads", "2147483648", "--dtype", "f16",
-               "--layout", "bhsd"},
+  expectError({"--batch", "2147483648", "--heads", "2147483648", "--seqlen-q",
+               "1", "--seqlen-kv", "2147483648", "--head-dim", "256",
+               "--kv-heads", "2147483648", "--dtype", "f16", "--layout",
+               "bhsd"},
               "tensor Q (--batch 2147483648 x --heads 2147483648 x "
               "--seqlen-q 1 x --head-dim 256) has more than 2^34 = "
               "17179869184 elements");
-  expectError({"--batch", "1", "--heads", "1", "--seqlen-q", "1",
-               "--seqlen-kv", "2147483648", "--head-dim", "16",
-               "--head-dim-v", "16", "--dtype", "f16", "--layout", "bhsd"},
+  expectError({"--batch", "1", "--heads", "1", "--seqlen-q", "1", "--seqlen-kv",
+               "2147483648", "--head-dim", "16", "--head-dim-v", "16",
+               "--dtype", "f16", "--layout", "bhsd"},
               "tensor K (--batch 1 x --kv-heads 1 x --seqlen-kv 2147483648 "
               "x --head-dim 16) has more than 2^34 = 17179869184 elements");
-  expectError({"--batch", "1", "--heads", "1", "--seqlen-q", "1",
-               "--seqlen-kv", "67108864", "--head-dim", "16",
-               "--head-dim-v", "512", "--dtype", "f16", "--layout", "bhsd"},
+  expectError({"--batch", "1", "--heads", "1", "--seqlen-q", "1", "--seqlen-kv",
+               "67108864", "--head-dim", "16", "--head-dim-v", "512", "--dtype",
+               "f16", "--layout", "bhsd"},
               "--head-dim-v 512 is not supported (expected a multiple of 8 "
               "in [16, 256])");
-  expectError({"--batch", "1", "--heads", "1", "--seqlen-q", "1",
-               "--seqlen-kv", "134217728", "--head-dim", "16",
-               "--head-dim-v", "256", "--dtype", "f16", "--layout", "bhsd"},
+  expectError({"--batch", "1", "--heads", "1", "--seqlen-q", "1", "--seqlen-kv",
+               "134217728", "--head-dim", "16", "--head-dim-v", "256",
+               "--dtype", "f16", "--layout", "bhsd"},
               "tensor V (--batch 1 x --kv-heads 1 x --seqlen-kv 134217728 x "
               "--head-dim-v 256) has more than 2^34 = 17179869184 elements");
   // Exactly 2^34 elements is allowed.
   Parsed p = parse({"--batch", "1", "--heads", "1", "--seqlen-q", "1",
-                    "--seqlen-kv", "67108864", "--head-dim", "256",
-                    "--dtype", "f16", "--layout", "bhsd"});
+                    "--seqlen-kv", "67108864", "--head-dim", "256", "--dtype",
+                    "f16", "--layout", "bhsd"});
   EXPECT_TRUE(p.ok) << p.error;
 }
 
@@ -326,24 +348,23 @@ TEST(Conversions, HalfEdgeCases) {
   EXPECT_EQ(floatToHalf(-0.0f), 0x8000);
   EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
   EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
-  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);  // Max finite.
-  EXPECT_EQ(floatToHalf(65519.0f), 0x7bff);  // Below the tie: stays.
-  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);  // Tie to even: inf.
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff); // Max finite.
+  EXPECT_EQ(floatToHalf(65519.0f), 0x7bff); // Below the tie: stays.
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00); // Tie to even: inf.
   EXPECT_EQ(floatToHalf(-1e6f), 0xfc00);
-  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -14)), 0x0400); // Min normal.
-  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001); // Min subnormal.
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -14)), 0x0400);    // Min normal.
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);    // Min subnormal.
   EXPECT_EQ(floatToHalf(std::ldexp(1023.0f, -24)), 0x03ff); // Max subnormal.
-  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);   // Tie: to 0.
-  EXPECT_EQ(floatToHalf(std::ldexp(1.5f, -25)), 0x0001);   // Above tie.
-  EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -25)), 0x0002);   // Tie: to even.
-  EXPECT_EQ(floatToHalf(-std::ldexp(1.0f, -26)), 0x8000);  // -0.
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);    // Tie: to 0.
+  EXPECT_EQ(floatToHalf(std::ldexp(1.5f, -25)), 0x0001);    // Above tie.
+  EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -25)), 0x0002);    // Tie: to even.
+  EXPECT_EQ(floatToHalf(-std::ldexp(1.0f, -26)), 0x8000);   // -0.
   // Max subnormal + half a unit rounds up into the min normal.
   EXPECT_EQ(floatToHalf(std::ldexp(2047.0f, -25)), 0x0400);
   // Ties in the normal range: 1 + 2^-11 -> 1 (even), 1 + 3*2^-11 -> up.
   EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);
   EXPECT_EQ(floatToHalf(1.0f + std::ldexp(3.0f, -11)), 0x3c02);
-  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11) +
-                        std::ldexp(1.0f, -20)),
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)),
             0x3c01);
   EXPECT_EQ(floatToHalf(std::numeric_limits<float>::infinity()), 0x7c00);
   EXPECT_EQ(floatToHalf(-std::numeric_limits<float>::infinity()), 0xfc00);
@@ -675,8 +696,8 @@ TEST(Reference, GroupedQueryHeads) {
   // single V row, so head h must read kv head h / 2.
   HostTensor q = tensorOf(2, 4, 1, 1, std::vector<double>(8, 1.0));
   HostTensor k = tensorOf(2, 2, 1, 1, {0.0, 0.0, 0.0, 0.0});
-  HostTensor v = tensorOf(2, 2, 1, 2,
-                          {10.0, 11.0, 20.0, 21.0, 30.0, 31.0, 40.0, 41.0});
+  HostTensor v =
+      tensorOf(2, 2, 1, 2, {10.0, 11.0, 20.0, 21.0, 30.0, 31.0, 40.0, 41.0});
   std::vector<double> out, lse;
   referenceAttention(q, k, v, 1.0, CausalKind::None, out, lse);
   const std::vector<double> expected = {10, 11, 10, 11, 20, 21, 20, 21,
@@ -713,8 +734,8 @@ TEST(Reference, LayoutAndThreadIndependent) {
     fillStandardNormal(q, rng);
     fillStandardNormal(k, rng);
     fillStandardNormal(v, rng);
-    referenceAttention(q, k, v, 0.25, CausalKind::BottomRight, outs[l],
-                       lses[l], l == 0 ? 1 : 5);
+    referenceAttention(q, k, v, 0.25, CausalKind::BottomRight, outs[l], lses[l],
+                       l == 0 ? 1 : 5);
   }
   EXPECT_EQ(outs[0], outs[1]);
   EXPECT_EQ(lses[0], lses[1]);
@@ -847,8 +868,7 @@ int64_t bruteForcePairs(int64_t sq, int64_t skv, CausalKind causal) {
     for (int64_t j = 0; j < skv; ++j) {
       bool visible = causal == CausalKind::None ||
                      (causal == CausalKind::TopLeft && j <= i) ||
-                     (causal == CausalKind::BottomRight &&
-                      j - (skv - sq) <= i);
+                     (causal == CausalKind::BottomRight && j - (skv - sq) <= i);
       count += visible;
     }
   }
@@ -860,9 +880,13 @@ TEST(Flops, UnmaskedPairsMatchesBruteForce) {
   for (int64_t sq = 1; sq <= 12; ++sq)
     for (int64_t skv = 1; skv <= 12; ++skv)
       shapes.push_back({sq, skv});
-  shapes.insert(shapes.end(),
-                {{4095, 4096}, {4096, 4095}, {128, 37}, {37, 128}, {1, 4096},
-                 {4096, 1}, {513, 513}});
+  shapes.insert(shapes.end(), {{4095, 4096},
+                               {4096, 4095},
+                               {128, 37},
+                               {37, 128},
+                               {1, 4096},
+                               {4096, 1},
+                               {513, 513}});
   for (auto [sq, skv] : shapes)
     for (CausalKind causal :
          {CausalKind::None, CausalKind::TopLeft, CausalKind::BottomRight})
@@ -885,9 +909,8 @@ TEST(Flops, ClosedFormAndFlops) {
 
   EXPECT_DOUBLE_EQ(attentionFlops(2, 8, 128, 256, 64, 32, CausalKind::None),
                    2.0 * 2 * 8 * (64 + 32) * 128 * 256);
-  EXPECT_DOUBLE_EQ(
-      attentionFlops(1, 1, 4, 4, 16, 16, CausalKind::TopLeft),
-      2.0 * 32 * 10);
+  EXPECT_DOUBLE_EQ(attentionFlops(1, 1, 4, 4, 16, 16, CausalKind::TopLeft),
+                   2.0 * 32 * 10);
 }
 
 TEST(Misc, CausalNamesBenchLineMedian) {
