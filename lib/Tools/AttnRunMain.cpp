@@ -286,7 +286,8 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   CausalKind causal = *::attn::parseCausalKind(opts.causal);
   if (opts.check) {
     std::vector<double> refOut, refLse;
-    ::attn::referenceAttention(q, k, v, opts.effectiveScale(), causal, refOut,
+    // The kernel gets the scale as f32; the reference uses that same value.
+    ::attn::referenceAttention(q, k, v, double(scale), causal, refOut,
                                refLse);
     ::attn::Comparison cmp = ::attn::compare(o, refOut);
     bool pass = false;

@@ -64,13 +64,33 @@ bool sizeIsMultiple(Value base, int64_t dim, int64_t block) {
   return multiples && multiples.asArrayRef()[dim] % block == 0;
 }
 
-/// `value` is `memref.dim base, dim`.
+/// Key-length dimensions of the kernel ABI: dim 2 of K (argument 1) and V
+/// (argument 2), which the runtime gives the same kv_len.
+bool isKeyLengthDim(Value base, int64_t dim) {
+  auto arg = dyn_cast<BlockArgument>(base);
+  return arg && dim == 2 && isa<func::FuncOp>(arg.getOwner()->getParentOp()) &&
+         (arg.getArgNumber() == 1 || arg.getArgNumber() == 2) &&
+         cast<MemRefType>(arg.getType()).getRank() == 4;
+}
+
+/// `value` is the size of dimension `dim` of `base`: `memref.dim` of it, of
+/// a tensor whose size there is statically the same, or of the other tensor
+/// the kernel ABI gives the same length (K and V's kv_len).
 bool isDimOf(Value value, Value base, int64_t dim) {
   auto dimOp = value.getDefiningOp<memref::DimOp>();
-  if (!dimOp || dimOp.getSource() != base)
+  if (!dimOp)
     return false;
   std::optional<int64_t> index = dimOp.getConstantIndex();
-  return index && *index == dim;
+  if (!index)
+    return false;
+  Value source = dimOp.getSource();
+  if (source == base && *index == dim)
+    return true;
+  int64_t size = cast<MemRefType>(source.getType()).getDimSize(*index);
+  int64_t baseSize = cast<MemRefType>(base.getType()).getDimSize(dim);
+  if (!ShapedType::isDynamic(size) && size == baseSize)
+    return true;
+  return isKeyLengthDim(source, *index) && isKeyLengthDim(base, dim);
 }
 
 /// `value` is `program_id 0 * block` in a function whose grid steps by block.
@@ -157,10 +177,13 @@ void elideChecks(OpTy op, RangeProver &prover) {
       kept.push_back(dim);
   if (kept.size() == checks->size())
     return;
-  op.setBoundaryCheckAttr(DenseI64ArrayAttr::get(op.getContext(), kept));
+  if (!kept.empty()) {
+    op.setBoundaryCheckAttr(DenseI64ArrayAttr::get(op.getContext(), kept));
+    return;
+  }
+  op.removeBoundaryCheckAttr();
   if constexpr (std::is_same_v<OpTy, LoadOp>)
-    if (kept.empty())
-      op.removePaddingAttr();
+    op.removePaddingAttr();
 }
 
 /// A kv mask is unneeded when kv_start is the induction variable of
