@@ -80,6 +80,8 @@ const FlagInfo kFlags[] = {
      "check vs float64 reference; exit 1 on FAIL"},
     {"--bench", FlagKind::Bool, nullptr, nullptr,
      "print time_ms=<median> tflops=<x>"},
+    {"--lse", FlagKind::Bool, nullptr, nullptr,
+     "also compute the LSE; --check checks it too"},
     {"--bench-iters", FlagKind::Iters, nullptr, "N",
      "timed iterations for --bench (default 20)"},
     {"--emit-ptx", FlagKind::File, nullptr, "FILE",
@@ -190,6 +192,8 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
       out.check = true;
     else if (name == "--bench")
       out.bench = true;
+    else if (name == "--lse")
+      out.lse = true;
     return true;
 
   case FlagKind::Positive:
@@ -254,6 +258,12 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
     double value = ok ? std::strtod(text.c_str(), &end) : 0.0;
     if (!ok || end != text.c_str() + text.size() || !std::isfinite(value)) {
       error = name + ": expected a finite number, got '" + text + "'";
+      return false;
+    }
+    // The kernel takes the scale as f32 (scaled once more by log2(e)).
+    if (!std::isfinite(float(value)) ||
+        !std::isfinite(float(value) * 1.4426950408889634f)) {
+      error = name + ": " + text + " is out of the f32 range";
       return false;
     }
     out.scale = value;
@@ -425,7 +435,7 @@ std::string attn::runUsage() {
       "                --dtype f16|bf16|f32 --layout bhsd|bshd\n"
       "                [--causal top_left|bottom_right] [--scale S] "
       "[--seed N]\n"
-      "                [--check] [--bench] [--bench-iters N] "
+      "                [--check] [--bench] [--bench-iters N] [--lse] "
       "[--emit-ptx FILE]\n"
       "\n"
       "Runs one attention on standard normal inputs drawn from --seed, "

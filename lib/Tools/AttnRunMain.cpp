@@ -73,8 +73,14 @@ OwningOpRef<ModuleOp> buildGeneratedKernel(MLIRContext *ctx,
   auto layout = StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, dyn, 1});
   auto qkType = MemRefType::get({dyn, dyn, dyn, opts.headDim}, elt, layout);
   auto voType = MemRefType::get({dyn, dyn, dyn, opts.headDimV}, elt, layout);
-  auto funcType = b.getFunctionType(
-      {qkType, qkType, voType, voType, b.getF32Type()}, {});
+  auto lseType = MemRefType::get(
+      {dyn, dyn, dyn}, b.getF32Type(),
+      StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, dyn}));
+  SmallVector<Type> inputs = {qkType, qkType, voType, voType};
+  if (opts.lse)
+    inputs.push_back(lseType);
+  inputs.push_back(b.getF32Type());
+  auto funcType = b.getFunctionType(inputs, {});
   auto func = func::FuncOp::create(b, loc, "attention", funcType);
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -85,7 +91,8 @@ OwningOpRef<ModuleOp> buildGeneratedKernel(MLIRContext *ctx,
     causal = CausalAlignment::bottom_right;
   auto args = entry->getArguments();
   FlashAttentionOp::create(
-      b, loc, args[0], args[1], args[2], args[3], /*lse=*/Value(), args[4],
+      b, loc, args[0], args[1], args[2], args[3],
+      opts.lse ? args[4] : Value(), args.back(),
       CausalAlignmentAttr::get(ctx, causal),
       b.getI64IntegerAttr(opts.heads / opts.kvHeads));
   func::ReturnOp::create(b, loc);
@@ -207,11 +214,20 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   int64_t B = opts.batch, H = opts.heads, HKV = opts.kvHeads,
           SQ = opts.seqLenQ, SKV = opts.seqLenKV, D = opts.headDim,
           DV = opts.headDimV;
-  HostTensor q = ::attn::makeAttnTensor(dtype, B, H, SQ, D, opts.layout);
-  HostTensor k = ::attn::makeAttnTensor(dtype, B, HKV, SKV, D, opts.layout);
-  HostTensor v = ::attn::makeAttnTensor(dtype, B, HKV, SKV, DV, opts.layout);
-  HostTensor o = ::attn::makeAttnTensor(dtype, B, H, SQ, DV, opts.layout);
-  HostTensor lse = ::attn::makeLseTensor(B, H, SQ);
+  HostTensor q, k, v, o, lse;
+  try {
+    q = ::attn::makeAttnTensor(dtype, B, H, SQ, D, opts.layout);
+    k = ::attn::makeAttnTensor(dtype, B, HKV, SKV, D, opts.layout);
+    v = ::attn::makeAttnTensor(dtype, B, HKV, SKV, DV, opts.layout);
+    o = ::attn::makeAttnTensor(dtype, B, H, SQ, DV, opts.layout);
+    lse = ::attn::makeLseTensor(B, H, SQ);
+  } catch (const std::bad_alloc &) {
+    double bytes = double(::attn::dtypeBytes(dtype)) *
+                   double(B * H * SQ * (D + DV) + B * HKV * SKV * (D + DV));
+    return fail("cannot allocate the host tensors (" +
+                std::to_string(bytes / double(1ull << 30)) +
+                " GiB): sizes too large for this machine");
+  }
   std::mt19937_64 rng(opts.seed);
   ::attn::fillStandardNormal(q, rng);
   ::attn::fillStandardNormal(k, rng);
@@ -296,6 +312,18 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
                  << "\n";
     if (!pass)
       status = kFail;
+    if (sig->find(Kind::Lse) >= 0) {
+      // LSE is f32 whatever the inputs: the f32 bound, absolute in nats
+      // relative to its norm; -inf rows must match exactly.
+      ::attn::Comparison lseCmp = ::attn::compare(lse, refLse);
+      bool lsePass = false;
+      llvm::outs() << "lse_"
+                   << ::attn::formatCheckLine(
+                          lseCmp, ::attn::toleranceFor(dtype, false), lsePass)
+                   << "\n";
+      if (!lsePass)
+        status = kFail;
+    }
   }
   if (opts.bench) {
     std::vector<double> samples;

@@ -77,3 +77,29 @@ func.func @row_major_untouched(%K: !t, %q: tensor<128x32xf16>) -> tensor<128x64x
   %r = attn.dot %q, %k {transpose_b} : tensor<128x32xf16>, tensor<64x32xf16> -> tensor<128x64xf32>
   return %r : tensor<128x64xf32>
 }
+
+// -----
+
+!t = memref<?x?x?x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+
+// A loop that yields a different pointer than it was given is left alone
+// (attn-lower-block-pointers then reports it), never half rewritten.
+// CHECK-LABEL: func.func @yields_other_pointer
+// CHECK-COUNT-2: dims = [3, 2] order = [0, 1]
+// CHECK-NOT: transpose_b
+func.func @yields_other_pointer(%K: !t, %Q: !t, %q: tensor<128x32xf16>, %n: index) -> tensor<128x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %kp = attn.make_block_ptr %K[%c0, %c0, %c0, %c0] dims = [3, 2] order = [0, 1]
+      : !t -> !attn.block_ptr<32x64xf16>
+  %init = arith.constant dense<0.0> : tensor<128x64xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%p = %kp, %s = %init)
+      -> (!attn.block_ptr<32x64xf16>, tensor<128x64xf32>) {
+    %k = attn.load %p : !attn.block_ptr<32x64xf16>
+    %s1 = attn.dot %q, %k : tensor<128x32xf16>, tensor<32x64xf16> -> tensor<128x64xf32>
+    %other = attn.make_block_ptr %Q[%c0, %c0, %i, %c0] dims = [3, 2] order = [0, 1]
+        : !t -> !attn.block_ptr<32x64xf16>
+    scf.yield %other, %s1 : !attn.block_ptr<32x64xf16>, tensor<128x64xf32>
+  }
+  return %r#1 : tensor<128x64xf32>
+}

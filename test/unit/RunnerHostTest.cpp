@@ -929,3 +929,23 @@ TEST(Misc, CausalNamesBenchLineMedian) {
 }
 
 } // namespace
+
+// A -inf reference (LSE of a fully masked row) must be matched exactly and
+// must not make the norms infinite (which would hide other errors).
+TEST(Compare, NonFiniteReferenceMatchedExactlyAndOutOfNorms) {
+  attn::HostTensor out = attn::makeLseTensor(1, 1, 3);
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> ref = {-inf, 1.0, 2.0};
+  int64_t idx[3] = {0, 0, 0};
+  out.set(idx, -inf);
+  idx[2] = 1;
+  out.set(idx, 1.0);
+  idx[2] = 2;
+  out.set(idx, 2.5);
+  attn::Comparison c = attn::compare(out, ref);
+  EXPECT_TRUE(c.finite);
+  EXPECT_NEAR(c.relL2Err, 0.5 / std::sqrt(5.0), 1e-12);
+  idx[2] = 0;
+  out.set(idx, 0.0); // 0 where -inf is expected: a mismatch.
+  EXPECT_FALSE(attn::compare(out, ref).finite);
+}

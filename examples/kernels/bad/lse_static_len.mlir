@@ -51,6 +51,9 @@ func.func @lse_static_len(%Q: !t, %K: !t, %V: !t, %O: !t, %LSE: memref<?x?x128xf
   }
 
   %o, %lse = attn.finalize %res#4, %res#2, %res#3 : tensor<128x32xf32>, tensor<128xf32>
+  %l_ptr = attn.make_block_ptr %LSE[%off_z, %off_h, %m0] dims = [2] order = [0]
+      : memref<?x?x128xf32, strided<[?, ?, 1], offset: ?>> -> !attn.block_ptr<128xf32>
+  attn.store %lse, %l_ptr boundary_check = [0] : !attn.block_ptr<128xf32>
   %o_f16 = arith.truncf %o : tensor<128x32xf32> to tensor<128x32xf16>
   %o_ptr = attn.make_block_ptr %O[%off_z, %off_h, %m0, %c0] dims = [2, 3] order = [1, 0]
       : !t -> !attn.block_ptr<128x32xf16>

@@ -59,7 +59,8 @@ struct Comparison {
   double maxAbsErr = 0.0;
   /// ||out - ref|| / ||ref|| (L2 norms), or ||out - ref|| when ||ref|| == 0.
   double relL2Err = 0.0;
-  /// False if `out` has a NaN or an infinity where `ref` is finite.
+  /// False if `out` has a NaN or an infinity where `ref` is finite, or does
+  /// not equal a non-finite `ref` (-inf LSE, NaN) exactly.
   bool finite = true;
 };
 

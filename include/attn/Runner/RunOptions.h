@@ -56,6 +56,9 @@ struct RunOptions {
   bool check = false;
   /// Time the kernel and print the bench line.
   bool bench = false;
+  /// The generated kernel also writes the LSE; --check compares it too
+  /// (extension of the DESIGN contract).
+  bool lse = false;
   /// Timed iterations for --bench.
   int benchIters = 20;
   /// Where to write the PTX; empty means do not emit.

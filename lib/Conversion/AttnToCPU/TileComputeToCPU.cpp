@@ -191,11 +191,19 @@ struct OnlineSoftmaxToCPU : public OpRewritePattern<OnlineSoftmaxOp> {
     Value scale = op.getScale();
     Value scores = op.getScores(), oldMax = op.getMax();
 
-    // new_max = maximum(max, rowmax(scores * scale))
+    // t = scores * scale, except that a masked (-inf) score stays -inf
+    // whatever the sign of the scale (-inf * 0 would be NaN).
+    auto scaled = [&](OpBuilder &nb, Location l, Value s) -> Value {
+      Value masked = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                           s, negInf(nb, l));
+      Value t = arith::MulFOp::create(nb, l, s, scale);
+      return arith::SelectOp::create(nb, l, masked, s, t);
+    };
+    // new_max = maximum(max, rowmax(t))
     Value newMax = rowReduce(b, loc, scores, oldMax,
                              [&](OpBuilder &nb, Location l, Value acc, Value s) {
-                               Value t = arith::MulFOp::create(nb, l, s, scale);
-                               return arith::MaximumFOp::create(nb, l, acc, t)
+                               return arith::MaximumFOp::create(
+                                          nb, l, acc, scaled(nb, l, s))
                                    .getResult();
                              });
     // base = new_max, or 0 for a row with no visible key yet (keeps it 0,
@@ -221,7 +229,7 @@ struct OnlineSoftmaxToCPU : public OpRewritePattern<OnlineSoftmaxOp> {
     Value p = elementwise2D(
         b, loc, scoreType.getShape(), ValueRange{scores, base}, {false, true},
         b.getF32Type(), [&](OpBuilder &nb, Location l, ValueRange a) {
-          Value t = arith::MulFOp::create(nb, l, a[0], scale);
+          Value t = scaled(nb, l, a[0]);
           return math::Exp2Op::create(nb, l,
                                       arith::SubFOp::create(nb, l, t, a[1]))
               .getResult();

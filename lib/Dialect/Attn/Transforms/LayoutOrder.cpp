@@ -72,6 +72,21 @@ FailureOr<PointerWeb> collectWeb(MakeBlockPtrOp root) {
       }
     }
   }
+  // Every loop that carries the pointer must carry only it, in and out: an
+  // init or a yield of some other pointer would keep the old layout.
+  for (Value value : web.values) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg)
+      continue;
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (!loop || arg.getArgNumber() == 0)
+      return failure();
+    unsigned index = arg.getArgNumber() - 1;
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    if (!web.values.contains(yield.getOperand(index)) ||
+        !web.values.contains(loop.getInitArgs()[index]))
+      return failure();
+  }
   return web;
 }
 

@@ -356,7 +356,8 @@ def Attn_OnlineSoftmaxOp : Attn_Op<"online_softmax", [Pure,
     `max` (log2 domain), running sum `sum` and accumulator `acc` (M x DV):
 
     ```
-    t       = scores * scale                  // scale = softmax_scale * log2(e)
+    t       = scores * scale                  // scale = softmax_scale * log2(e);
+                                              // a -inf (masked) score stays -inf
     new_max = maximum(max, rowmax(t))
     base    = new_max == -inf ? 0 : new_max   // a row masked so far stays 0, not NaN
     alpha   = exp2(max - base)
