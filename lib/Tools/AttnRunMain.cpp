@@ -193,6 +193,25 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   if (!module)
     return fail(error.empty() ? "could not parse " + opts.kernelFile : error);
 
+  // A whole-computation op states its mask and GQA ratio: they must be the
+  // run's, or the reference would check a different attention.
+  std::string mismatch;
+  module->walk([&](FlashAttentionOp op) {
+    std::string kernelCausal = stringifyCausalAlignment(op.getCausal()).str();
+    std::string runCausal = opts.causal.empty() ? "none" : opts.causal;
+    if (kernelCausal != runCausal)
+      mismatch = "the kernel's attn.flash_attention has causal = " +
+                 kernelCausal + " but the run has --causal " + runCausal;
+    else if (op.getGqaRatio() != opts.heads / opts.kvHeads)
+      mismatch = "the kernel's attn.flash_attention has gqa_ratio = " +
+                 std::to_string(op.getGqaRatio()) + " but --heads " +
+                 std::to_string(opts.heads) + " / --kv-heads " +
+                 std::to_string(opts.kvHeads) + " is " +
+                 std::to_string(opts.heads / opts.kvHeads);
+  });
+  if (!mismatch.empty())
+    return fail(mismatch);
+
   // Tile program, with seed 000's bug class diagnosed (warnings only).
   {
     PassManager pm(&ctx);
