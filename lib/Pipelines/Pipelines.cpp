@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -71,6 +73,32 @@ void mlir::attn::buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
+                                          const GpuTarget &target) {
+  pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addPass(createConvertAttnToGPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = target.chip;
+  nvvm.cubinFeatures = target.features;
+  nvvm.cubinFormat = "isa";
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+FailureOr<std::string> mlir::attn::extractPtx(ModuleOp module) {
+  std::string ptx;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute object : binary.getObjects())
+      if (auto obj = dyn_cast<gpu::ObjectAttr>(object))
+        ptx = obj.getObject().str();
+  });
+  if (ptx.empty())
+    return module.emitError() << "the GPU pipeline produced no PTX";
+  return ptx;
+}
+
 namespace {
 struct TileProgramPipelineOptions
     : public PassPipelineOptions<TileProgramPipelineOptions> {
@@ -80,6 +108,14 @@ struct TileProgramPipelineOptions
   Option<int64_t> blockN{*this, "block-n",
                          llvm::cl::desc("Keys per loop step (0: default)"),
                          llvm::cl::init(0)};
+};
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("NVIDIA chip (sm_80, sm_90a)"),
+                           llvm::cl::init("sm_90a")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features"),
+                               llvm::cl::init("+ptx80")};
 };
 } // namespace
 
@@ -92,6 +128,15 @@ void mlir::attn::registerAttnPipelines() {
         options.blockM = opts.blockM;
         options.blockN = opts.blockN;
         buildTileProgramPipeline(pm, options);
+      });
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "attn-lower-to-gpu",
+      "attn tile program to a gpu.binary with the PTX of each kernel",
+      [](OpPassManager &pm, const GpuPipelineOptions &opts) {
+        GpuTarget target;
+        target.chip = opts.chip;
+        target.features = opts.features;
+        buildGpuLoweringPipeline(pm, target);
       });
   PassPipelineRegistration<>("attn-lower-to-cpu",
                              "attn tile program to the LLVM dialect for the CPU",

@@ -28,6 +28,27 @@ def ConvertAttnToCPU : Pass<"convert-attn-to-cpu", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower attn tile programs to a gpu.func on tensor cores";
+  let description = [{
+    Expects block pointers lowered away. Recognises the attention tile
+    program and emits, in `gpu.module @attn_kernels`, a `gpu.func` with the
+    FlashAttention-2 schedule: one CTA per program (`attn.block_m / 16`
+    warps), Q/K/V staged in shared memory with boundary checks, Q*K^T and P*V
+    as `nvgpu.mma.sync` m16n8k16 fed by `nvgpu.ldmatrix`, the online softmax
+    in registers with warp shuffles and `ex2.approx`. The kernel's scalar
+    computations are kept as written. Ops on tiles the schedule does not
+    cover get a diagnostic.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def AttnMemRefCopyToLinalg
     : Pass<"attn-memref-copy-to-linalg", "::mlir::func::FuncOp"> {
   let summary = "Turn memref.copy into linalg.copy so copies become plain loops";

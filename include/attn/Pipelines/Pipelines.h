@@ -3,9 +3,11 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mlir::attn {
 
@@ -24,7 +26,22 @@ void buildTileProgramPipeline(OpPassManager &pm,
 /// tiles to linalg on tensors, bufferized, loops, LLVM.
 void buildCpuLoweringPipeline(OpPassManager &pm);
 
-/// Registers attn-to-tile-program and attn-lower-to-cpu as pass pipelines.
+/// The NVIDIA chip to compile for.
+struct GpuTarget {
+  std::string chip = "sm_90a";
+  std::string features = "+ptx80";
+};
+
+/// Tile program -> gpu.module -> gpu.binary holding the PTX of each kernel
+/// (format isa: LLVM's NVPTX backend, no CUDA needed).
+void buildGpuLoweringPipeline(OpPassManager &pm, const GpuTarget &target);
+
+/// The PTX text of the gpu.binary the GPU pipeline produced, or failure with
+/// a diagnostic.
+FailureOr<std::string> extractPtx(ModuleOp module);
+
+/// Registers attn-to-tile-program, attn-lower-to-cpu and attn-lower-to-gpu
+/// as pass pipelines.
 void registerAttnPipelines();
 
 } // namespace mlir::attn

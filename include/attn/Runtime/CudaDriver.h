@@ -1,0 +1,70 @@
+//===- CudaDriver.h - the CUDA driver API, loaded at run time ---*- C++ -*-===//
+//
+// attn-mlir builds without CUDA: libcuda.so.1 is opened with dlopen when a
+// GPU is first used, and every entry point is resolved by its versioned name.
+// Errors come back as messages carrying the driver's error name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_CUDADRIVER_H
+#define ATTN_RUNTIME_CUDADRIVER_H
+
+#include <cstddef>
+#include <functional>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::attn {
+
+using DevicePtr = uint64_t;
+
+class CudaDriver {
+public:
+  /// The process-wide driver, initialised on device 0; null with `error` set
+  /// when there is no driver or no GPU.
+  static CudaDriver *get(std::string &error);
+
+  std::string deviceName() const { return name; }
+
+  bool allocate(size_t bytes, DevicePtr &ptr, std::string &error);
+  bool release(DevicePtr ptr, std::string &error);
+  bool copyToDevice(DevicePtr dst, const void *src, size_t bytes,
+                    std::string &error);
+  bool copyToHost(void *dst, DevicePtr src, size_t bytes, std::string &error);
+
+  /// JIT-loads `ptx` and finds kernel `entry`; the driver's error log is in
+  /// `error` on failure.
+  bool loadKernel(const std::string &ptx, const std::string &entry,
+                  void *&function, std::string &error);
+  bool launch(void *function, unsigned gridX, unsigned gridY,
+              unsigned blockX, unsigned sharedBytes,
+              std::vector<void *> &params, std::string &error);
+  bool synchronize(std::string &error);
+  /// Milliseconds `run` takes on the GPU, timed with CUDA events.
+  bool time(const std::function<bool(std::string &)> &run, float &ms,
+            std::string &error);
+
+private:
+  CudaDriver() = default;
+  bool check(int result, const char *what, std::string &error) const;
+  bool init(std::string &error);
+
+  void *library = nullptr;
+  std::string name;
+  void *context = nullptr;
+  // Entry points (signatures in CudaDriver.cpp).
+  void *cuInit = nullptr, *cuDeviceGet = nullptr, *cuDeviceGetName = nullptr,
+       *cuDevicePrimaryCtxRetain = nullptr, *cuCtxSetCurrent = nullptr,
+       *cuModuleLoadDataEx = nullptr, *cuModuleGetFunction = nullptr,
+       *cuMemAlloc = nullptr, *cuMemFree = nullptr, *cuMemcpyHtoD = nullptr,
+       *cuMemcpyDtoH = nullptr, *cuLaunchKernel = nullptr,
+       *cuCtxSynchronize = nullptr, *cuGetErrorName = nullptr,
+       *cuEventCreate = nullptr, *cuEventRecord = nullptr,
+       *cuEventSynchronize = nullptr, *cuEventElapsedTime = nullptr,
+       *cuEventDestroy = nullptr, *cuFuncSetAttribute = nullptr;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_RUNTIME_CUDADRIVER_H

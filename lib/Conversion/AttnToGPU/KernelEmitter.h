@@ -1,0 +1,132 @@
+//===- KernelEmitter.h - the attention schedule for NVIDIA GPUs -*- C++ -*-===//
+//
+// The GPU lowering recognises the attention tile program (what
+// attn-expand-flash-attention emits, and user kernels that follow it) and
+// emits a gpu.func with the FlashAttention-2 schedule on tensor cores:
+//
+//   * one CTA per program; BM / 16 warps, warp w owns query rows
+//     [16w, 16w + 16) of the block;
+//   * Q, K and V tiles are staged in shared memory by all threads (boundary
+//     checks as zero- or value-padded loads), then read into mma fragments
+//     with ldmatrix;
+//   * S = Q K^T and O += P V run as mma.sync m16n8k16 (f16/bf16 in, f32
+//     accumulation); P never leaves registers: the accumulator layout of S is
+//     the A-operand layout of P V;
+//   * the online softmax works on each thread's two rows (g and g + 8 of its
+//     warp's 16), reducing across the 4 lanes of a row with shuffles; exp2
+//     and log2 are ex2.approx / lg2.approx.
+//
+// Scalar computations of the kernel (indices, sizes, strides, views, the
+// loop structure) are cloned as they are, so the kernel's own addressing --
+// right or wrong -- is what runs. Tile values become "fragments" (see
+// Fragment); an op on tiles that the schedule does not cover is reported at
+// its location.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELEMITTER_H
+#define ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELEMITTER_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::attn::gpu_lowering {
+
+/// The schedule's one configuration, read off the kernel's tiles.
+struct GpuSchedule {
+  int64_t blockM = 0;     // query rows per CTA
+  int64_t numWarps = 0;   // blockM / 16
+  int64_t numThreads = 0; // numWarps * 32
+};
+
+/// How a tile value lives on the GPU.
+enum class FragmentKind {
+  /// A splat constant not yet materialised.
+  Splat,
+  /// One f32 per thread-row: vector<2xf32> for rows g and g + 8.
+  RowVector,
+  /// An mma accumulator tile, rows x cols f32: vector<(cols/8)x2x2xf32>.
+  Accumulator,
+  /// A row-major A operand in registers: one vector<4x2xT> per k-step of 16.
+  AOperand,
+  /// A tile staged in shared memory, in block order.
+  Shared,
+};
+
+struct Fragment {
+  FragmentKind kind = FragmentKind::Splat;
+  RankedTensorType type;
+  double splat = 0.0;
+  Value value;
+  SmallVector<Value> parts;
+  /// Element type the tile has in the kernel (an Accumulator truncated to
+  /// f16 keeps f32 registers and converts when stored).
+  Type element;
+};
+
+class KernelEmitter {
+public:
+  KernelEmitter(func::FuncOp kernel, gpu::GPUModuleOp module,
+                GpuSchedule schedule);
+
+  /// Emits the gpu.func; on failure a diagnostic was reported.
+  LogicalResult emit();
+
+private:
+  // Structure.
+  LogicalResult emitBlock(Block &block);
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitFor(scf::ForOp loop);
+  LogicalResult cloneScalar(Operation *op);
+
+  // Tile access (TileAccessToGPU.cpp).
+  LogicalResult emitTileLoad(TileLoadOp op);
+  LogicalResult emitTileStore(TileStoreOp op);
+  Value sharedBuffer(RankedTensorType type, StringRef role);
+  void fillShared(TileLoadOp op, Value shared);
+  SmallVector<Value> aOperandFromShared(Value shared, int64_t kSteps);
+
+  // Tensor-core and softmax math (TileComputeToGPU.cpp).
+  LogicalResult emitDot(DotOp op);
+  LogicalResult emitMaskKVBound(MaskKVBoundOp op);
+  LogicalResult emitMaskCausal(MaskCausalOp op);
+  LogicalResult emitOnlineSoftmax(OnlineSoftmaxOp op);
+  LogicalResult emitFinalize(FinalizeOp op);
+  Value mma(Value a, Value b, Value c);
+  Value ldmatrixB(const Fragment &shared, bool storedNK, int64_t kStep,
+                  int64_t nTile);
+
+  // Helpers.
+  Value index(int64_t v);
+  Value f32(double v);
+  Value materialize(const Fragment &fragment, FragmentKind kind);
+  FailureOr<Fragment> fragmentOf(Value tile, Operation *user);
+  Value ex2(Value x);
+  Value lg2(Value x);
+  Value rowReduce(Value x, bool isMax);
+  /// Element (tile row, tile col) owned by this thread for accumulator
+  /// position (nTile, half, elem).
+  std::pair<Value, Value> accumulatorPosition(int64_t nTile, int64_t half,
+                                              int64_t elem);
+
+  func::FuncOp kernel;
+  gpu::GPUModuleOp module;
+  GpuSchedule schedule;
+  OpBuilder b;
+  Location loc;
+  IRMapping scalars;
+  DenseMap<Value, Fragment> fragments;
+  llvm::StringMap<Value> sharedBuffers;
+  gpu::GPUFuncOp func;
+  // Per-thread coordinates.
+  Value threadId, lane, warpRow, groupRow, laneInRow;
+};
+
+} // namespace mlir::attn::gpu_lowering
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELEMITTER_H

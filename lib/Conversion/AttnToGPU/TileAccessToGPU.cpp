@@ -1,0 +1,263 @@
+//===- TileAccessToGPU.cpp - tile loads and stores on the GPU -------------===//
+//
+// Loads are staged in shared memory by every thread of the CTA: element
+// (r, c) of the block is read from the base tensor at offsets + (r, c) along
+// the block's dims when the checked dims are in range, the padding value
+// otherwise. A tile used as a dot's A operand is then read into registers
+// with ldmatrix. Stores write each thread's accumulator elements, skipping
+// rows and columns out of range on the checked dims.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_lowering;
+
+Value KernelEmitter::sharedBuffer(RankedTensorType type, StringRef role) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << role << type;
+  auto it = sharedBuffers.find(key);
+  if (it != sharedBuffers.end())
+    return it->second;
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  auto memref = MemRefType::get(type.getShape(), type.getElementType(),
+                                MemRefLayoutAttrInterface(), workgroup);
+  Value buffer = func.addWorkgroupAttribution(memref, loc);
+  sharedBuffers[key] = buffer;
+  return buffer;
+}
+
+/// Global indices of block element `position` (one index per block dim) and
+/// whether it lies in range on the checked dims.
+static std::pair<SmallVector<Value>, Value>
+globalIndices(OpBuilder &b, Location loc, Value base, ValueRange offsets,
+              ArrayRef<int64_t> dims, ArrayRef<Value> position,
+              std::optional<ArrayRef<int64_t>> checks) {
+  SmallVector<Value> indices(offsets.begin(), offsets.end());
+  Value inRange = arith::ConstantIntOp::create(b, loc, 1, 1);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    indices[dim] = arith::AddIOp::create(b, loc, indices[dim], position[i]);
+    if (!checks || !llvm::is_contained(*checks, int64_t(i)))
+      continue;
+    Value size = memref::DimOp::create(b, loc, base, dim);
+    Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                      indices[dim], zero);
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                       indices[dim], size);
+    inRange = arith::AndIOp::create(
+        b, loc, inRange, arith::AndIOp::create(b, loc, low, high));
+  }
+  return {indices, inRange};
+}
+
+static Value paddingConstant(OpBuilder &b, Location loc, Type element,
+                             PaddingOption padding) {
+  auto floatType = cast<FloatType>(element);
+  const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+  APFloat value = APFloat::getZero(sem);
+  if (padding == PaddingOption::nan)
+    value = APFloat::getNaN(sem);
+  else if (padding == PaddingOption::neg_inf)
+    value = APFloat::getInf(sem, /*Negative=*/true);
+  return arith::ConstantOp::create(b, loc, FloatAttr::get(floatType, value));
+}
+
+void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  int64_t rows = type.getDimSize(0);
+  int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
+  Value base = scalars.lookup(op.getBase());
+  SmallVector<Value> offsets;
+  for (Value offset : op.getOffsets())
+    offsets.push_back(scalars.lookup(offset));
+  Value pad =
+      paddingConstant(b, loc, type.getElementType(), op.getPaddingOrDefault());
+
+  // Readers of the previous contents are done before anyone overwrites.
+  gpu::BarrierOp::create(b, loc);
+  scf::ForOp::create(
+      b, loc, threadId, index(rows * cols), index(schedule.numThreads),
+      ValueRange{}, [&](OpBuilder &nb, Location l, Value linear, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value r = arith::DivUIOp::create(b, l, linear, index(cols));
+        Value c = arith::RemUIOp::create(b, l, linear, index(cols));
+        SmallVector<Value> position = {r};
+        if (type.getRank() == 2)
+          position.push_back(c);
+        auto [indices, inRange] =
+            globalIndices(b, l, base, offsets, op.getDims(), position,
+                          op.getBoundaryCheck());
+        auto read = scf::IfOp::create(
+            b, l, TypeRange{type.getElementType()}, inRange,
+            /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(read.thenBlock());
+          Value v = memref::LoadOp::create(b, l, base, indices);
+          scf::YieldOp::create(b, l, v);
+          b.setInsertionPointToStart(read.elseBlock());
+          scf::YieldOp::create(b, l, pad);
+        }
+        SmallVector<Value> smemIndex = {r};
+        if (type.getRank() == 2)
+          smemIndex.push_back(c);
+        memref::StoreOp::create(b, l, read.getResult(0), shared, smemIndex);
+        scf::YieldOp::create(b, l);
+      });
+  // Everyone's writes are visible before anyone reads.
+  gpu::BarrierOp::create(b, loc);
+}
+
+SmallVector<Value> KernelEmitter::aOperandFromShared(Value shared,
+                                                     int64_t kSteps) {
+  auto type = cast<MemRefType>(shared.getType());
+  auto fragType = VectorType::get({4, 2}, type.getElementType());
+  // ldmatrix x4: lanes 0-15 address rows 0-15 at column 0 of the 16x16
+  // block, lanes 16-31 the same rows at column 8; the four 8x8 matrices come
+  // back as a0..a3 of the mma A operand.
+  Value row = arith::AddIOp::create(
+      b, loc, warpRow, arith::RemUIOp::create(b, loc, lane, index(16)));
+  Value colHalf = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, index(16)), index(8));
+  SmallVector<Value> parts;
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
+    Value col = arith::AddIOp::create(b, loc, colHalf, index(kk * 16));
+    parts.push_back(nvgpu::LdMatrixOp::create(b, loc, fragType, shared,
+                                              ValueRange{row, col},
+                                              /*transpose=*/false,
+                                              /*numTiles=*/4));
+  }
+  return parts;
+}
+
+LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  // The tile's role decides where it lives.
+  std::optional<StringRef> role;
+  for (OpOperand &use : op.getResult().getUses()) {
+    StringRef useRole;
+    if (auto dot = dyn_cast<DotOp>(use.getOwner());
+        dot && use.getOperandNumber() == 0 && !dot.getTransposeA())
+      useRole = "a";
+    else if (dot && use.getOperandNumber() == 1)
+      useRole = "b";
+    else if (isa<OnlineSoftmaxOp>(use.getOwner()) &&
+             use.getOperandNumber() == 1)
+      useRole = "v";
+    else
+      return op.emitOpError()
+             << "on the GPU, a loaded tile may only feed a dot (as A or B) "
+                "or the values of attn.online_softmax";
+    if (role && *role != useRole)
+      return op.emitOpError()
+             << "on the GPU, a loaded tile must have a single role";
+    role = useRole;
+  }
+  if (!role)
+    return success(); // Unused load.
+  Type element = type.getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return op.emitOpError()
+           << "the GPU schedule supports f16 and bf16 tiles so far, got "
+           << element;
+  if (type.getRank() != 2 || type.getDimSize(0) % 16 != 0 ||
+      type.getDimSize(1) % 16 != 0)
+    return op.emitOpError() << "the GPU schedule needs 2-D tiles whose sizes "
+                               "are multiples of 16, got "
+                            << type;
+  Value shared = sharedBuffer(type, *role);
+  fillShared(op, shared);
+  Fragment frag;
+  frag.type = type;
+  frag.element = element;
+  if (*role == "a") {
+    if (type.getDimSize(0) != schedule.blockM)
+      return op.emitOpError() << "the dot's A tile must have attn.block_m = "
+                              << schedule.blockM << " rows on the GPU";
+    frag.kind = FragmentKind::AOperand;
+    frag.parts = aOperandFromShared(shared, type.getDimSize(1) / 16);
+  } else {
+    frag.kind = FragmentKind::Shared;
+    frag.value = shared;
+  }
+  fragments[op.getResult()] = frag;
+  return success();
+}
+
+std::pair<Value, Value> KernelEmitter::accumulatorPosition(int64_t nTile,
+                                                           int64_t half,
+                                                           int64_t elem) {
+  Value row = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, warpRow, groupRow),
+      index(half * 8));
+  Value col = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, laneInRow, index(2)),
+      index(nTile * 8 + elem));
+  return {row, col};
+}
+
+LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
+  FailureOr<Fragment> frag = fragmentOf(op.getValue(), op);
+  if (failed(frag))
+    return failure();
+  Value base = scalars.lookup(op.getBase());
+  SmallVector<Value> offsets;
+  for (Value offset : op.getOffsets())
+    offsets.push_back(scalars.lookup(offset));
+  Type element = cast<MemRefType>(base.getType()).getElementType();
+  auto storeElement = [&](Value v, ArrayRef<Value> position, Value extra) {
+    auto [indices, inRange] = globalIndices(b, loc, base, offsets,
+                                            op.getDims(), position,
+                                            op.getBoundaryCheck());
+    if (extra)
+      inRange = arith::AndIOp::create(b, loc, inRange, extra);
+    if (element != v.getType())
+      v = arith::TruncFOp::create(b, loc, element, v);
+    auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    memref::StoreOp::create(b, loc, v, base, indices);
+  };
+
+  if (frag->kind == FragmentKind::Accumulator) {
+    int64_t nTiles = frag->type.getDimSize(1) / 8;
+    for (int64_t n = 0; n < nTiles; ++n)
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value v = vector::ExtractOp::create(b, loc, frag->value,
+                                              ArrayRef<int64_t>{n, half, e});
+          auto [row, col] = accumulatorPosition(n, half, e);
+          storeElement(v, {row, col}, Value());
+        }
+    return success();
+  }
+  if (frag->kind == FragmentKind::RowVector) {
+    // The four lanes of a row hold the same value: the first one writes.
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        laneInRow, index(0));
+    for (int64_t half = 0; half < 2; ++half) {
+      Value v = vector::ExtractOp::create(b, loc, frag->value,
+                                          ArrayRef<int64_t>{half});
+      Value row = arith::AddIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, warpRow, groupRow),
+          index(half * 8));
+      storeElement(v, {row}, first);
+    }
+    return success();
+  }
+  return op.emitOpError() << "on the GPU only accumulator and per-row tiles "
+                             "can be stored";
+}

@@ -1,0 +1,366 @@
+//===- TileComputeToGPU.cpp - mma.sync dots, masks and the softmax --------===//
+//
+// Fragment layouts are those of mma.sync m16n8k16 (PTX ISA, "Matrix
+// Fragments for mma.m16n8k16"): with g = lane / 4 and t = lane % 4, a thread
+// holds accumulator elements (g, 2t..2t+1) and (g + 8, 2t..2t+1) of each
+// 16x8 tile, which is also where the A operand of the next product wants
+// them -- so P goes from the score accumulator to the P*V A operand in
+// registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_lowering;
+
+Value KernelEmitter::mma(Value a, Value bFrag, Value c) {
+  return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
+                                  ArrayRef<int64_t>{16, 8, 16});
+}
+
+Value KernelEmitter::ldmatrixB(const Fragment &shared, bool storedNK,
+                               int64_t kStep, int64_t nTile) {
+  auto fragType = VectorType::get({2, 2}, shared.element);
+  Value row, col;
+  if (storedNK) {
+    // Tile [N][K]: lanes 0-7 address rows n..n+7 at k, lanes 8-15 the same
+    // rows at k + 8 (lanes 16-31 repeat them).
+    row = arith::AddIOp::create(b, loc, index(nTile * 8),
+                                arith::RemUIOp::create(b, loc, lane, index(8)));
+    Value half = arith::RemUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, lane, index(8)), index(2));
+    col = arith::AddIOp::create(b, loc, index(kStep * 16),
+                                arith::MulIOp::create(b, loc, half, index(8)));
+    return nvgpu::LdMatrixOp::create(b, loc, fragType, shared.value,
+                                     ValueRange{row, col}, /*transpose=*/false,
+                                     /*numTiles=*/2);
+  }
+  // Tile [K][N]: lanes 0-15 address rows k..k+15 at column n; transposed
+  // reads give each thread two consecutive k of one n.
+  row = arith::AddIOp::create(b, loc, index(kStep * 16),
+                              arith::RemUIOp::create(b, loc, lane, index(16)));
+  col = index(nTile * 8);
+  return nvgpu::LdMatrixOp::create(b, loc, fragType, shared.value,
+                                   ValueRange{row, col}, /*transpose=*/true,
+                                   /*numTiles=*/2);
+}
+
+Value KernelEmitter::ex2(Value x) {
+  return NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
+                                   ValueRange{x}, ValueRange{},
+                                   "ex2.approx.ftz.f32 $0, $1;", Value())
+      ->getResult(0);
+}
+
+Value KernelEmitter::lg2(Value x) {
+  return NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
+                                   ValueRange{x}, ValueRange{},
+                                   "lg2.approx.ftz.f32 $0, $1;", Value())
+      ->getResult(0);
+}
+
+Value KernelEmitter::rowReduce(Value x, bool isMax) {
+  // The four lanes 4g..4g+3 share row g (and g + 8).
+  for (int32_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, loc, x, offset, /*width=*/32,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    x = isMax ? arith::MaximumFOp::create(b, loc, x, other).getResult()
+              : arith::AddFOp::create(b, loc, x, other).getResult();
+  }
+  return x;
+}
+
+static Value extract(OpBuilder &b, Location loc, Value v,
+                     ArrayRef<int64_t> pos) {
+  return vector::ExtractOp::create(b, loc, v, pos);
+}
+
+static Value insert(OpBuilder &b, Location loc, Value x, Value v,
+                    ArrayRef<int64_t> pos) {
+  return vector::InsertOp::create(b, loc, x, v, pos);
+}
+
+LogicalResult KernelEmitter::emitDot(DotOp op) {
+  FailureOr<Fragment> a = fragmentOf(op.getA(), op);
+  FailureOr<Fragment> bFrag = fragmentOf(op.getB(), op);
+  if (failed(a) || failed(bFrag))
+    return failure();
+  if (a->kind != FragmentKind::AOperand || bFrag->kind != FragmentKind::Shared)
+    return op.emitOpError() << "the GPU schedule needs both dot operands to be "
+                               "loaded tiles";
+  auto result = cast<RankedTensorType>(op.getResult().getType());
+  int64_t n = result.getDimSize(1), k = op.getK();
+  if (n % 8 != 0 || k % 16 != 0)
+    return op.emitOpError() << "the GPU schedule needs N % 8 == 0 and "
+                               "K % 16 == 0, got N = "
+                            << n << ", K = " << k;
+  Value acc;
+  if (Value init = op.getAcc()) {
+    FailureOr<Fragment> c = fragmentOf(init, op);
+    if (failed(c))
+      return failure();
+    acc = materialize(*c, FragmentKind::Accumulator);
+  } else {
+    Fragment zero;
+    zero.kind = FragmentKind::Splat;
+    zero.type = result;
+    acc = materialize(zero, FragmentKind::Accumulator);
+  }
+  for (int64_t j = 0; j < n / 8; ++j) {
+    Value c = extract(b, loc, acc, {j});
+    for (int64_t kk = 0; kk < k / 16; ++kk)
+      c = mma(a->parts[kk], ldmatrixB(*bFrag, op.getTransposeB(), kk, j), c);
+    acc = insert(b, loc, c, acc, {j});
+  }
+  Fragment out;
+  out.kind = FragmentKind::Accumulator;
+  out.type = result;
+  out.element = result.getElementType();
+  out.value = acc;
+  fragments[op.getResult()] = out;
+  return success();
+}
+
+/// Applies `hidden(row, col)` -> -inf to every element of an accumulator.
+template <typename Fn>
+static Value maskAccumulator(OpBuilder &b, Location loc, Value acc,
+                             int64_t nTiles, Fn &&positionAndHidden) {
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  for (int64_t j = 0; j < nTiles; ++j)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value v = extract(b, loc, acc, {j, h, e});
+        Value hidden = positionAndHidden(j, h, e);
+        v = arith::SelectOp::create(b, loc, hidden, negInf, v);
+        acc = insert(b, loc, v, acc, {j, h, e});
+      }
+  return acc;
+}
+
+LogicalResult KernelEmitter::emitMaskKVBound(MaskKVBoundOp op) {
+  FailureOr<Fragment> s = fragmentOf(op.getScores(), op);
+  if (failed(s))
+    return failure();
+  Value acc = materialize(*s, FragmentKind::Accumulator);
+  Value start = scalars.lookup(op.getKvStart());
+  Value len = scalars.lookup(op.getKvLen());
+  Fragment out = *s;
+  out.kind = FragmentKind::Accumulator;
+  out.value = maskAccumulator(
+      b, loc, acc, s->type.getDimSize(1) / 8, [&](int64_t j, int64_t h,
+                                                  int64_t e) {
+        Value col = accumulatorPosition(j, h, e).second;
+        Value key = arith::AddIOp::create(b, loc, start, col);
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key,
+                                     len)
+            .getResult();
+      });
+  fragments[op.getResult()] = out;
+  return success();
+}
+
+LogicalResult KernelEmitter::emitMaskCausal(MaskCausalOp op) {
+  FailureOr<Fragment> s = fragmentOf(op.getScores(), op);
+  if (failed(s))
+    return failure();
+  Value acc = materialize(*s, FragmentKind::Accumulator);
+  Value qStart = scalars.lookup(op.getQStart());
+  Value kvStart = scalars.lookup(op.getKvStart());
+  Value diagonal = scalars.lookup(op.getDiagonal());
+  Fragment out = *s;
+  out.kind = FragmentKind::Accumulator;
+  out.value = maskAccumulator(
+      b, loc, acc, s->type.getDimSize(1) / 8, [&](int64_t j, int64_t h,
+                                                  int64_t e) {
+        auto [row, col] = accumulatorPosition(j, h, e);
+        Value key = arith::AddIOp::create(b, loc, kvStart, col);
+        Value last = arith::AddIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, qStart, row), diagonal);
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key,
+                                     last)
+            .getResult();
+      });
+  fragments[op.getResult()] = out;
+  return success();
+}
+
+LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
+  FailureOr<Fragment> s = fragmentOf(op.getScores(), op);
+  FailureOr<Fragment> v = fragmentOf(op.getValues(), op);
+  FailureOr<Fragment> m = fragmentOf(op.getMax(), op);
+  FailureOr<Fragment> l = fragmentOf(op.getSum(), op);
+  FailureOr<Fragment> accIn = fragmentOf(op.getAcc(), op);
+  if (failed(s) || failed(v) || failed(m) || failed(l) || failed(accIn))
+    return failure();
+  if (v->kind != FragmentKind::Shared)
+    return op.emitOpError() << "the GPU schedule needs the values to be a "
+                               "loaded tile";
+  int64_t keys = s->type.getDimSize(1);
+  int64_t dv = v->type.getDimSize(1);
+  if (keys % 16 != 0 || dv % 8 != 0)
+    return op.emitOpError() << "the GPU schedule needs 16 | keys and 8 | "
+                               "head_dim_v";
+  Value scores = materialize(*s, FragmentKind::Accumulator);
+  Value maxIn = materialize(*m, FragmentKind::RowVector);
+  Value sumIn = materialize(*l, FragmentKind::RowVector);
+  Value acc = materialize(*accIn, FragmentKind::Accumulator);
+  Value scale = scalars.lookup(op.getScale());
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  Value zero = f32(0.0);
+  Type valueElement = v->element;
+
+  // Scaled scores; masked (-inf) ones stay -inf whatever the scale's sign.
+  int64_t nTiles = keys / 8;
+  SmallVector<Value> t(nTiles * 4);
+  for (int64_t j = 0; j < nTiles; ++j)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value x = extract(b, loc, scores, {j, h, e});
+        Value masked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             x, negInf);
+        Value scaled = arith::MulFOp::create(b, loc, x, scale);
+        t[j * 4 + h * 2 + e] =
+            arith::SelectOp::create(b, loc, masked, x, scaled);
+      }
+
+  Value newMax = maxIn, newSum = sumIn;
+  SmallVector<Value> alpha(2), baseRow(2);
+  SmallVector<Value> p(nTiles * 4);
+  for (int64_t h = 0; h < 2; ++h) {
+    Value rowMax = negInf;
+    for (int64_t j = 0; j < nTiles; ++j)
+      for (int64_t e = 0; e < 2; ++e)
+        rowMax = arith::MaximumFOp::create(b, loc, rowMax, t[j * 4 + h * 2 + e]);
+    rowMax = rowReduce(rowMax, /*isMax=*/true);
+    Value oldMax = extract(b, loc, maxIn, {h});
+    Value mNew = arith::MaximumFOp::create(b, loc, oldMax, rowMax);
+    // A row that has seen no visible key keeps base 0: alpha and p are 0,
+    // never NaN.
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew,
+                                       negInf);
+    baseRow[h] = arith::SelectOp::create(b, loc, none, zero, mNew);
+    alpha[h] = ex2(arith::SubFOp::create(b, loc, oldMax, baseRow[h]));
+    Value rowSum = zero;
+    for (int64_t j = 0; j < nTiles; ++j)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value pe = ex2(arith::SubFOp::create(b, loc, t[j * 4 + h * 2 + e],
+                                             baseRow[h]));
+        p[j * 4 + h * 2 + e] = pe;
+        rowSum = arith::AddFOp::create(b, loc, rowSum, pe);
+      }
+    rowSum = rowReduce(rowSum, /*isMax=*/false);
+    Value oldSum = extract(b, loc, sumIn, {h});
+    Value lNew = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, oldSum, alpha[h]), rowSum);
+    newMax = insert(b, loc, mNew, newMax, {h});
+    newSum = insert(b, loc, lNew, newSum, {h});
+  }
+
+  // acc *= alpha (per row).
+  int64_t accTiles = dv / 8;
+  for (int64_t n = 0; n < accTiles; ++n)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value x = extract(b, loc, acc, {n, h, e});
+        acc = insert(b, loc, arith::MulFOp::create(b, loc, x, alpha[h]), acc,
+                     {n, h, e});
+      }
+
+  // P, rounded to V's type, as A operands: k-step kk covers score tiles 2kk
+  // (a0, a1) and 2kk + 1 (a2, a3).
+  auto aType = VectorType::get({4, 2}, valueElement);
+  SmallVector<Value> pA;
+  for (int64_t kk = 0; kk < keys / 16; ++kk) {
+    SmallVector<Value> elems;
+    for (int64_t j : {2 * kk, 2 * kk + 1})
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t e = 0; e < 2; ++e)
+          elems.push_back(arith::TruncFOp::create(b, loc, valueElement,
+                                                  p[j * 4 + h * 2 + e]));
+    pA.push_back(vector::FromElementsOp::create(b, loc, aType, elems));
+  }
+  // acc += P * V; V is [keys][dv] in shared memory.
+  for (int64_t n = 0; n < accTiles; ++n) {
+    Value c = extract(b, loc, acc, {n});
+    for (int64_t kk = 0; kk < keys / 16; ++kk)
+      c = mma(pA[kk], ldmatrixB(*v, /*storedNK=*/false, kk, n), c);
+    acc = insert(b, loc, c, acc, {n});
+  }
+
+  auto setFrag = [&](Value result, FragmentKind kind, Value value) {
+    Fragment frag;
+    frag.kind = kind;
+    frag.type = cast<RankedTensorType>(result.getType());
+    frag.element = frag.type.getElementType();
+    frag.value = value;
+    fragments[result] = frag;
+  };
+  setFrag(op.getNewMax(), FragmentKind::RowVector, newMax);
+  setFrag(op.getNewSum(), FragmentKind::RowVector, newSum);
+  setFrag(op.getNewAcc(), FragmentKind::Accumulator, acc);
+  return success();
+}
+
+LogicalResult KernelEmitter::emitFinalize(FinalizeOp op) {
+  FailureOr<Fragment> accIn = fragmentOf(op.getAcc(), op);
+  FailureOr<Fragment> m = fragmentOf(op.getMax(), op);
+  FailureOr<Fragment> l = fragmentOf(op.getSum(), op);
+  if (failed(accIn) || failed(m) || failed(l))
+    return failure();
+  Value acc = materialize(*accIn, FragmentKind::Accumulator);
+  Value maxIn = materialize(*m, FragmentKind::RowVector);
+  Value sumIn = materialize(*l, FragmentKind::RowVector);
+  Value zero = f32(0.0);
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  Value ln2 = f32(M_LN2);
+  Value lse = maxIn;
+  SmallVector<Value> empty(2), sum(2);
+  for (int64_t h = 0; h < 2; ++h) {
+    sum[h] = extract(b, loc, sumIn, {h});
+    empty[h] = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum[h],
+                                     zero);
+    Value natural = arith::MulFOp::create(
+        b, loc,
+        arith::AddFOp::create(b, loc, extract(b, loc, maxIn, {h}),
+                              lg2(sum[h])),
+        ln2);
+    lse = insert(b, loc,
+                 arith::SelectOp::create(b, loc, empty[h], negInf, natural),
+                 lse, {h});
+  }
+  int64_t nTiles = accIn->type.getDimSize(1) / 8;
+  for (int64_t n = 0; n < nTiles; ++n)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value x = extract(b, loc, acc, {n, h, e});
+        Value q = arith::DivFOp::create(b, loc, x, sum[h]);
+        acc = insert(b, loc,
+                     arith::SelectOp::create(b, loc, empty[h], zero, q), acc,
+                     {n, h, e});
+      }
+  Fragment out;
+  out.kind = FragmentKind::Accumulator;
+  out.type = cast<RankedTensorType>(op.getOutput().getType());
+  out.element = out.type.getElementType();
+  out.value = acc;
+  fragments[op.getOutput()] = out;
+  Fragment lseFrag;
+  lseFrag.kind = FragmentKind::RowVector;
+  lseFrag.type = cast<RankedTensorType>(op.getLse().getType());
+  lseFrag.element = lseFrag.type.getElementType();
+  lseFrag.value = lse;
+  fragments[op.getLse()] = lseFrag;
+  return success();
+}

@@ -1,0 +1,208 @@
+//===- CudaDriver.cpp - the CUDA driver API through dlopen ----------------===//
+
+#include "attn/Runtime/CudaDriver.h"
+
+#include <dlfcn.h>
+#include <mutex>
+
+using namespace mlir::attn;
+
+namespace {
+// The few driver types we need, by their ABI (cuda.h is not required).
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUevent = void *;
+
+constexpr int kJitErrorLogBuffer = 5;      // CU_JIT_ERROR_LOG_BUFFER
+constexpr int kJitErrorLogBufferSize = 6;  // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+constexpr int kMaxDynamicSharedMemory = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+
+template <typename Fn> Fn as(void *p) { return reinterpret_cast<Fn>(p); }
+} // namespace
+
+bool CudaDriver::check(int result, const char *what,
+                       std::string &error) const {
+  if (result == 0)
+    return true;
+  const char *errorName = nullptr;
+  if (cuGetErrorName)
+    as<CUresult (*)(CUresult, const char **)>(cuGetErrorName)(result,
+                                                              &errorName);
+  error = std::string(what) + " failed: " +
+          (errorName ? errorName : "CUDA error " + std::to_string(result));
+  return false;
+}
+
+bool CudaDriver::init(std::string &error) {
+  library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *why = dlerror();
+    error = std::string("no CUDA driver: cannot load libcuda.so.1 (") +
+            (why ? why : "unknown reason") + ")";
+    return false;
+  }
+  struct Entry {
+    const char *symbol;
+    void **slot;
+  } entries[] = {
+      {"cuInit", &cuInit},
+      {"cuDeviceGet", &cuDeviceGet},
+      {"cuDeviceGetName", &cuDeviceGetName},
+      {"cuDevicePrimaryCtxRetain", &cuDevicePrimaryCtxRetain},
+      {"cuCtxSetCurrent", &cuCtxSetCurrent},
+      {"cuModuleLoadDataEx", &cuModuleLoadDataEx},
+      {"cuModuleGetFunction", &cuModuleGetFunction},
+      {"cuMemAlloc_v2", &cuMemAlloc},
+      {"cuMemFree_v2", &cuMemFree},
+      {"cuMemcpyHtoD_v2", &cuMemcpyHtoD},
+      {"cuMemcpyDtoH_v2", &cuMemcpyDtoH},
+      {"cuLaunchKernel", &cuLaunchKernel},
+      {"cuCtxSynchronize", &cuCtxSynchronize},
+      {"cuGetErrorName", &cuGetErrorName},
+      {"cuEventCreate", &cuEventCreate},
+      {"cuEventRecord", &cuEventRecord},
+      {"cuEventSynchronize", &cuEventSynchronize},
+      {"cuEventElapsedTime", &cuEventElapsedTime},
+      {"cuEventDestroy_v2", &cuEventDestroy},
+      {"cuFuncSetAttribute", &cuFuncSetAttribute},
+  };
+  for (const Entry &entry : entries) {
+    *entry.slot = dlsym(library, entry.symbol);
+    if (!*entry.slot) {
+      error = std::string("the CUDA driver lacks ") + entry.symbol;
+      return false;
+    }
+  }
+  if (!check(as<CUresult (*)(unsigned)>(cuInit)(0), "cuInit", error))
+    return false;
+  CUdevice device;
+  if (!check(as<CUresult (*)(CUdevice *, int)>(cuDeviceGet)(&device, 0),
+             "cuDeviceGet (no GPU?)", error))
+    return false;
+  char buffer[256] = {0};
+  as<CUresult (*)(char *, int, CUdevice)>(cuDeviceGetName)(buffer,
+                                                          sizeof(buffer),
+                                                          device);
+  name = buffer;
+  if (!check(as<CUresult (*)(CUcontext *, CUdevice)>(cuDevicePrimaryCtxRetain)(
+                 &context, device),
+             "cuDevicePrimaryCtxRetain", error))
+    return false;
+  return check(as<CUresult (*)(CUcontext)>(cuCtxSetCurrent)(context),
+               "cuCtxSetCurrent", error);
+}
+
+CudaDriver *CudaDriver::get(std::string &error) {
+  static std::mutex mutex;
+  static CudaDriver *instance = nullptr;
+  static std::string initError;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!instance && initError.empty()) {
+    auto *driver = new CudaDriver();
+    if (driver->init(initError))
+      instance = driver;
+    else
+      delete driver;
+  }
+  if (!instance)
+    error = initError;
+  else
+    as<CUresult (*)(CUcontext)>(instance->cuCtxSetCurrent)(instance->context);
+  return instance;
+}
+
+bool CudaDriver::allocate(size_t bytes, DevicePtr &ptr, std::string &error) {
+  CUdeviceptr p = 0;
+  if (!check(as<CUresult (*)(CUdeviceptr *, size_t)>(cuMemAlloc)(
+                 &p, bytes ? bytes : 1),
+             "cuMemAlloc", error))
+    return false;
+  ptr = p;
+  return true;
+}
+
+bool CudaDriver::release(DevicePtr ptr, std::string &error) {
+  return check(as<CUresult (*)(CUdeviceptr)>(cuMemFree)(ptr), "cuMemFree",
+               error);
+}
+
+bool CudaDriver::copyToDevice(DevicePtr dst, const void *src, size_t bytes,
+                              std::string &error) {
+  return check(as<CUresult (*)(CUdeviceptr, const void *, size_t)>(
+                   cuMemcpyHtoD)(dst, src, bytes),
+               "cuMemcpyHtoD", error);
+}
+
+bool CudaDriver::copyToHost(void *dst, DevicePtr src, size_t bytes,
+                            std::string &error) {
+  return check(as<CUresult (*)(void *, CUdeviceptr, size_t)>(cuMemcpyDtoH)(
+                   dst, src, bytes),
+               "cuMemcpyDtoH", error);
+}
+
+bool CudaDriver::loadKernel(const std::string &ptx, const std::string &entry,
+                            void *&function, std::string &error) {
+  char log[8192] = {0};
+  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof(log))};
+  CUmodule module = nullptr;
+  CUresult result =
+      as<CUresult (*)(CUmodule *, const void *, unsigned, int *, void **)>(
+          cuModuleLoadDataEx)(&module, ptx.c_str(), 2, options, values);
+  if (!check(result, "cuModuleLoadDataEx", error)) {
+    error += std::string(": ") + log;
+    return false;
+  }
+  return check(as<CUresult (*)(CUfunction *, CUmodule, const char *)>(
+                   cuModuleGetFunction)(&function, module, entry.c_str()),
+               "cuModuleGetFunction", error);
+}
+
+bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
+                        unsigned blockX, unsigned sharedBytes,
+                        std::vector<void *> &params, std::string &error) {
+  if (sharedBytes > 48 * 1024 &&
+      !check(as<CUresult (*)(CUfunction, int, int)>(cuFuncSetAttribute)(
+                 function, kMaxDynamicSharedMemory, int(sharedBytes)),
+             "cuFuncSetAttribute", error))
+    return false;
+  return check(
+      as<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                      unsigned, unsigned, unsigned, CUstream, void **,
+                      void **)>(cuLaunchKernel)(function, gridX, gridY, 1,
+                                                blockX, 1, 1, sharedBytes,
+                                                nullptr, params.data(),
+                                                nullptr),
+      "cuLaunchKernel", error);
+}
+
+bool CudaDriver::synchronize(std::string &error) {
+  return check(as<CUresult (*)()>(cuCtxSynchronize)(), "cuCtxSynchronize",
+               error);
+}
+
+bool CudaDriver::time(const std::function<bool(std::string &)> &run,
+                      float &ms, std::string &error) {
+  CUevent start = nullptr, stop = nullptr;
+  auto create = as<CUresult (*)(CUevent *, unsigned)>(cuEventCreate);
+  auto record = as<CUresult (*)(CUevent, CUstream)>(cuEventRecord);
+  auto destroy = as<CUresult (*)(CUevent)>(cuEventDestroy);
+  if (!check(create(&start, 0), "cuEventCreate", error) ||
+      !check(create(&stop, 0), "cuEventCreate", error))
+    return false;
+  bool ok = check(record(start, nullptr), "cuEventRecord", error) &&
+            run(error) && check(record(stop, nullptr), "cuEventRecord", error) &&
+            check(as<CUresult (*)(CUevent)>(cuEventSynchronize)(stop),
+                  "cuEventSynchronize", error) &&
+            check(as<CUresult (*)(float *, CUevent, CUevent)>(
+                      cuEventElapsedTime)(&ms, start, stop),
+                  "cuEventElapsedTime", error);
+  destroy(start);
+  destroy(stop);
+  return ok;
+}
