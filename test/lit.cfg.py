@@ -26,3 +26,20 @@ llvm_config.add_tool_substitutions(["attn-opt", "attn-run"], tool_dirs)
 
 # Tests check with variable scoping on, as Triton does.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+# GPU features. The default suite needs no GPU: tests that assemble PTX
+# require ptxas (CUDA's assembler, found in PATH or /usr/local/cuda/bin);
+# tests of the no-driver error are unsupported where a CUDA driver exists.
+import ctypes
+import shutil
+
+ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

@@ -162,19 +162,17 @@ StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
 } // namespace
 
 /// Expands and optimises the tile program of `module` with `target`'s tile
-/// sizes and reads its ABI.
-static FailureOr<KernelSignature> compileTileProgram(ModuleOp module,
-                                                     const RunOptions &opts,
-                                                     const std::string &target) {
+/// sizes.
+static LogicalResult compileTileProgram(ModuleOp module,
+                                        const RunOptions &opts,
+                                        const std::string &target) {
   PassManager pm(module.getContext());
   TileConfig config = chooseTileConfig(target, opts.headDim, opts.headDimV);
   TileProgramOptions tile;
   tile.blockM = config.blockM;
   tile.blockN = config.blockN;
   buildTileProgramPipeline(pm, tile);
-  if (failed(pm.run(module)))
-    return failure();
-  return analyzeKernel(module);
+  return pm.run(module);
 }
 
 /// Host-side copies of a run's tensors plus, on the GPU, device copies.
@@ -272,9 +270,11 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   FailureOr<KernelSignature> gpuSig = failure();
   if (onGpu || !opts.emitPtx.empty()) {
     OwningOpRef<ModuleOp> gpuModule = source->clone();
-    gpuSig = compileTileProgram(*gpuModule, opts, "gpu");
-    if (failed(gpuSig))
+    if (failed(compileTileProgram(*gpuModule, opts, "gpu")))
       return fail("compiling the tile program failed");
+    gpuSig = analyzeKernel(*gpuModule);
+    if (failed(gpuSig))
+      return fail("the kernel does not follow the attn kernel ABI");
     PassManager pm(&ctx);
     GpuTarget target;
     target.chip = opts.effectiveChip();
@@ -299,9 +299,11 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   FailureOr<KernelSignature> cpuSig = failure();
   if (!onGpu) {
     cpuModule = source->clone();
-    cpuSig = compileTileProgram(*cpuModule, opts, "cpu");
-    if (failed(cpuSig))
+    if (failed(compileTileProgram(*cpuModule, opts, "cpu")))
       return fail("compiling the tile program failed");
+    cpuSig = analyzeKernel(*cpuModule);
+    if (failed(cpuSig))
+      return fail("the kernel does not follow the attn kernel ABI");
   }
   const KernelSignature &sig = onGpu ? *gpuSig : *cpuSig;
 
