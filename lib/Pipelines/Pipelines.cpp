@@ -80,6 +80,7 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertAttnToGPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createAttnUnrollVectorElements());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = target.chip;
   nvvm.cubinFeatures = target.features;

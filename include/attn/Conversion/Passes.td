@@ -49,6 +49,16 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def AttnUnrollVectorElements : Pass<"attn-unroll-vector-elements"> {
+  let summary = "Unroll n-D vector.to_elements / from_elements into 1-D ones";
+  let description = [{
+    Works around MLIR 22's LLVM lowering of n-D `vector.to_elements` on
+    values that are already LLVM arrays (the mma.sync accumulators), which
+    emits invalid `llvm.extractelement`s.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
 def AttnMemRefCopyToLinalg
     : Pass<"attn-memref-copy-to-linalg", "::mlir::func::FuncOp"> {
   let summary = "Turn memref.copy into linalg.copy so copies become plain loops";
