@@ -169,10 +169,10 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
   if (!role)
     return success(); // Unused load.
   Type element = type.getElementType();
-  if (!element.isF16())
+  if (!element.isF16() && !element.isBF16())
     return op.emitOpError()
-           << "the GPU schedule supports f16 tiles so far (bf16 and f32/tf32 "
-              "tensor-core paths are not written yet), got "
+           << "the GPU schedule supports f16 and bf16 tiles so far (the "
+              "f32/tf32 tensor-core path is not written yet), got "
            << element;
   if (type.getRank() != 2 || type.getDimSize(0) % 16 != 0 ||
       type.getDimSize(1) % 16 != 0)

@@ -12,6 +12,7 @@
 #include "KernelEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -24,8 +25,42 @@ using namespace mlir::attn;
 using namespace mlir::attn::gpu_lowering;
 
 Value KernelEmitter::mma(Value a, Value bFrag, Value c) {
-  return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
-                                  ArrayRef<int64_t>{16, 8, 16});
+  Type element = cast<VectorType>(a.getType()).getElementType();
+  if (element.isF16())
+    return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
+                                    ArrayRef<int64_t>{16, 8, 16});
+  // bf16: nvgpu.mma.sync cannot type bf16 operands in MLIR 22, so use
+  // nvvm.mma.sync, which takes each pair of bf16 as one 32-bit register.
+  Type i32 = b.getI32Type();
+  auto pairs = [&](Value v, int64_t n) {
+    SmallVector<Value> regs;
+    for (int64_t i = 0; i < n; ++i) {
+      Value pair = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
+      regs.push_back(LLVM::BitcastOp::create(b, loc, i32, pair));
+    }
+    return regs;
+  };
+  SmallVector<Value> accumulators;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t e = 0; e < 2; ++e)
+      accumulators.push_back(
+          vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{h, e}));
+  Type f32Type = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+  auto op = NVVM::MmaOp::create(
+      b, loc, resultType, pairs(a, 4), pairs(bFrag, 2), accumulators,
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, op.getResult(),
+                                               ArrayRef<int64_t>{i}));
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({2, 2}, f32Type), out);
 }
 
 Value KernelEmitter::ldmatrixB(const Fragment &shared, bool storedNK,

@@ -1,9 +1,9 @@
 // RUN: attn-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64}, func.func(attn-lower-block-pointers), convert-attn-to-gpu)'
 
-!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
-// bf16 tensor cores are not written yet: said, not miscompiled.
-func.func @bf16(%q: !t, %k: !t, %v: !t, %o: !t) {
-  // expected-error @+1 {{the GPU schedule supports f16 tiles so far}}
+!t = memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
+// f32 (tf32) tensor cores are not written yet: said, not miscompiled.
+func.func @f32(%q: !t, %k: !t, %v: !t, %o: !t) {
+  // expected-error @+1 {{the GPU schedule supports f16 and bf16 tiles so far}}
   attn.flash_attention %q, %k, %v -> %o : !t, !t, !t -> !t
   return
 }
