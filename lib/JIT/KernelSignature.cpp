@@ -1,7 +1,7 @@
 //===- KernelSignature.cpp - read the ABI of an attn tile kernel ----------===//
 
 #include "attn/JIT/KernelSignature.h"
-#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -11,11 +11,7 @@ using namespace mlir::attn;
 FailureOr<KernelSignature> mlir::attn::analyzeKernel(ModuleOp module) {
   SmallVector<func::FuncOp> kernels;
   module.walk([&](func::FuncOp func) {
-    bool usesAttn = false;
-    func.walk([&](Operation *op) {
-      usesAttn |= isa<AttnDialect>(op->getDialect());
-    });
-    if (usesAttn)
+    if (containsAttnOps(func))
       kernels.push_back(func);
   });
   if (kernels.size() != 1)

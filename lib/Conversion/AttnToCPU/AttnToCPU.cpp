@@ -9,6 +9,7 @@
 #include "attn/Conversion/AttnToCPU/AttnToCPU.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -31,18 +32,6 @@ using namespace mlir::attn;
 namespace {
 
 constexpr unsigned kGridRank = 3;
-
-bool isKernel(func::FuncOp func) {
-  bool found = false;
-  func.walk([&](Operation *op) {
-    if (isa<AttnDialect>(op->getDialect())) {
-      found = true;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return found;
-}
 
 /// Appends program ids and grid extents (3 + 3 index arguments) and replaces
 /// attn.program_id / attn.num_programs with them.
@@ -118,7 +107,7 @@ struct ConvertAttnToCPUPass
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels;
     module.walk([&](func::FuncOp func) {
-      if (isKernel(func))
+      if (containsAttnOps(func))
         kernels.push_back(func);
     });
     for (func::FuncOp kernel : kernels) {

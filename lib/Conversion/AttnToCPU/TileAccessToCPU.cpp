@@ -14,6 +14,7 @@
 
 #include "attn/Conversion/AttnToCPU/AttnToCPU.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -113,17 +114,6 @@ bool isIdentity(ArrayRef<int64_t> perm) {
   return true;
 }
 
-Value paddingValue(OpBuilder &b, Location loc, Type elementType,
-                   PaddingOption padding) {
-  auto floatType = cast<FloatType>(elementType);
-  APFloat value = APFloat::getZero(floatType.getFloatSemantics());
-  if (padding == PaddingOption::nan)
-    value = APFloat::getNaN(floatType.getFloatSemantics());
-  else if (padding == PaddingOption::neg_inf)
-    value = APFloat::getInf(floatType.getFloatSemantics(), /*Negative=*/true);
-  return arith::ConstantOp::create(b, loc, FloatAttr::get(floatType, value));
-}
-
 struct TileLoadToCPU : public OpRewritePattern<TileLoadOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TileLoadOp op,
@@ -159,8 +149,8 @@ struct TileLoadToCPU : public OpRewritePattern<TileLoadOp> {
                 arith::ConstantIndexOp::create(rewriter, loc, size), used)
                 .getResult());
       }
-      Value pad = paddingValue(rewriter, loc, tileType.getElementType(),
-                               op.getPaddingOrDefault());
+      Value pad = createPaddingConstant(rewriter, loc, tileType.getElementType(),
+                                        op.getPaddingOrDefault());
       tile = tensor::PadOp::create(rewriter, loc, tileType, tile, region.low,
                                    high, pad);
     }

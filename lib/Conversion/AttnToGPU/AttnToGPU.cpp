@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,11 +34,7 @@ struct ConvertAttnToGPUPass
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels;
     module.walk([&](func::FuncOp func) {
-      bool usesAttn = false;
-      func.walk([&](Operation *op) {
-        usesAttn |= isa<AttnDialect>(op->getDialect());
-      });
-      if (usesAttn)
+      if (containsAttnOps(func))
         kernels.push_back(func);
     });
     if (kernels.empty())

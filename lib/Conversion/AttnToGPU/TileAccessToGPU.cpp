@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -62,18 +63,6 @@ globalIndices(OpBuilder &b, Location loc, Value base, ValueRange offsets,
   return {indices, inRange};
 }
 
-static Value paddingConstant(OpBuilder &b, Location loc, Type element,
-                             PaddingOption padding) {
-  auto floatType = cast<FloatType>(element);
-  const llvm::fltSemantics &sem = floatType.getFloatSemantics();
-  APFloat value = APFloat::getZero(sem);
-  if (padding == PaddingOption::nan)
-    value = APFloat::getNaN(sem);
-  else if (padding == PaddingOption::neg_inf)
-    value = APFloat::getInf(sem, /*Negative=*/true);
-  return arith::ConstantOp::create(b, loc, FloatAttr::get(floatType, value));
-}
-
 void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
   auto type = cast<RankedTensorType>(op.getResult().getType());
   int64_t rows = type.getDimSize(0);
@@ -83,7 +72,8 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
   for (Value offset : op.getOffsets())
     offsets.push_back(scalars.lookup(offset));
   Value pad =
-      paddingConstant(b, loc, type.getElementType(), op.getPaddingOrDefault());
+      createPaddingConstant(b, loc, type.getElementType(),
+                            op.getPaddingOrDefault());
 
   // Readers of the previous contents are done before anyone overwrites.
   gpu::BarrierOp::create(b, loc);

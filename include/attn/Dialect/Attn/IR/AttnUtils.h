@@ -1,0 +1,21 @@
+//===- AttnUtils.h - small helpers shared by attn passes --------*- C++ -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNUTILS_H
+#define ATTN_DIALECT_ATTN_IR_ATTNUTILS_H
+
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn {
+
+/// Whether `op` holds any attn op: a function that does is a tile kernel.
+bool containsAttnOps(Operation *op);
+
+/// The padding value of a boundary-checked load, as a constant of `element`.
+Value createPaddingConstant(OpBuilder &b, Location loc, Type element,
+                            PaddingOption padding);
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNUTILS_H
