@@ -67,6 +67,9 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
   auto type = cast<RankedTensorType>(op.getResult().getType());
   int64_t rows = type.getDimSize(0);
   int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
+  // The buffer may be wider than the tile (a reduction dim rounded up to the
+  // mma's k of 16): those columns hold zeros, which add nothing to a dot.
+  int64_t bufferCols = cast<MemRefType>(shared.getType()).getDimSize(1);
   Value base = scalars.lookup(op.getBase());
   SmallVector<Value> offsets;
   for (Value offset : op.getOffsets())
@@ -74,37 +77,43 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
   Value pad =
       createPaddingConstant(b, loc, type.getElementType(),
                             op.getPaddingOrDefault());
+  Value zero = createPaddingConstant(b, loc, type.getElementType(),
+                                     PaddingOption::zero);
 
   // Readers of the previous contents are done before anyone overwrites.
   gpu::BarrierOp::create(b, loc);
   scf::ForOp::create(
-      b, loc, threadId, index(rows * cols), index(schedule.numThreads),
+      b, loc, threadId, index(rows * bufferCols), index(schedule.numThreads),
       ValueRange{}, [&](OpBuilder &nb, Location l, Value linear, ValueRange) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value r = arith::DivUIOp::create(b, l, linear, index(cols));
-        Value c = arith::RemUIOp::create(b, l, linear, index(cols));
+        Value r = arith::DivUIOp::create(b, l, linear, index(bufferCols));
+        Value c = arith::RemUIOp::create(b, l, linear, index(bufferCols));
         SmallVector<Value> position = {r};
         if (type.getRank() == 2)
           position.push_back(c);
         auto [indices, inRange] =
             globalIndices(b, l, base, offsets, op.getDims(), position,
                           op.getBoundaryCheck());
-        auto read = scf::IfOp::create(
-            b, l, TypeRange{type.getElementType()}, inRange,
+        Value inTile = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                             c, index(cols));
+        Value read = arith::AndIOp::create(b, l, inRange, inTile);
+        Value outside = arith::SelectOp::create(b, l, inTile, pad, zero);
+        auto value = scf::IfOp::create(
+            b, l, TypeRange{type.getElementType()}, read,
             /*withElseRegion=*/true);
         {
           OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPointToStart(read.thenBlock());
+          b.setInsertionPointToStart(value.thenBlock());
           Value v = memref::LoadOp::create(b, l, base, indices);
           scf::YieldOp::create(b, l, v);
-          b.setInsertionPointToStart(read.elseBlock());
-          scf::YieldOp::create(b, l, pad);
+          b.setInsertionPointToStart(value.elseBlock());
+          scf::YieldOp::create(b, l, outside);
         }
         SmallVector<Value> smemIndex = {r};
         if (type.getRank() == 2)
           smemIndex.push_back(c);
-        memref::StoreOp::create(b, l, read.getResult(0), shared, smemIndex);
+        memref::StoreOp::create(b, l, value.getResult(0), shared, smemIndex);
         scf::YieldOp::create(b, l);
       });
   // Everyone's writes are visible before anyone reads.
@@ -165,11 +174,22 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
               "f32/tf32 tensor-core path is not written yet), got "
            << element;
   if (type.getRank() != 2 || type.getDimSize(0) % 16 != 0 ||
-      type.getDimSize(1) % 16 != 0)
-    return op.emitOpError() << "the GPU schedule needs 2-D tiles whose sizes "
-                               "are multiples of 16, got "
+      type.getDimSize(1) % 8 != 0)
+    return op.emitOpError() << "the GPU schedule needs 2-D tiles with rows a "
+                               "multiple of 16 and columns a multiple of 8, "
+                               "got "
                             << type;
-  Value shared = sharedBuffer(type, *role);
+  // When the columns are a dot's reduction dim (Q, and K read keys x
+  // head_dim), round the buffer up to the mma's k of 16.
+  bool columnsReduce = *role == "a";
+  for (OpOperand &use : op.getResult().getUses())
+    if (auto dot = dyn_cast<DotOp>(use.getOwner()))
+      columnsReduce |= use.getOperandNumber() == 1 && dot.getTransposeB();
+  int64_t bufferCols = type.getDimSize(1);
+  if (columnsReduce)
+    bufferCols = (bufferCols + 15) / 16 * 16;
+  Value shared = sharedBuffer(
+      RankedTensorType::get({type.getDimSize(0), bufferCols}, element), *role);
   fillShared(op, shared);
   Fragment frag;
   frag.type = type;
@@ -179,7 +199,7 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
       return op.emitOpError() << "the dot's A tile must have attn.block_m = "
                               << schedule.blockM << " rows on the GPU";
     frag.kind = FragmentKind::AOperand;
-    frag.parts = aOperandFromShared(shared, type.getDimSize(1) / 16);
+    frag.parts = aOperandFromShared(shared, bufferCols / 16);
   } else {
     frag.kind = FragmentKind::Shared;
     frag.value = shared;

@@ -135,11 +135,16 @@ LogicalResult KernelEmitter::emitDot(DotOp op) {
     return op.emitOpError() << "the GPU schedule needs both dot operands to be "
                                "loaded tiles";
   auto result = cast<RankedTensorType>(op.getResult().getType());
-  int64_t n = result.getDimSize(1), k = op.getK();
-  if (n % 8 != 0 || k % 16 != 0)
-    return op.emitOpError() << "the GPU schedule needs N % 8 == 0 and "
-                               "K % 16 == 0, got N = "
-                            << n << ", K = " << k;
+  // The operands' shared buffers are zero-padded to a multiple of 16 along
+  // the reduction.
+  int64_t n = result.getDimSize(1), kSteps = (op.getK() + 15) / 16;
+  if (n % 8 != 0)
+    return op.emitOpError() << "the GPU schedule needs N % 8 == 0, got N = "
+                            << n;
+  if (!op.getTransposeB() && op.getK() % 16 != 0)
+    return op.emitOpError() << "the GPU schedule needs K % 16 == 0 when B is "
+                               "stored K x N, got K = "
+                            << op.getK();
   Value acc;
   if (Value init = op.getAcc()) {
     FailureOr<Fragment> c = fragmentOf(init, op);
@@ -154,7 +159,7 @@ LogicalResult KernelEmitter::emitDot(DotOp op) {
   }
   for (int64_t j = 0; j < n / 8; ++j) {
     Value c = extract(b, loc, acc, {j});
-    for (int64_t kk = 0; kk < k / 16; ++kk)
+    for (int64_t kk = 0; kk < kSteps; ++kk)
       c = mma(a->parts[kk], ldmatrixB(*bFrag, op.getTransposeB(), kk, j), c);
     acc = insert(b, loc, c, acc, {j});
   }

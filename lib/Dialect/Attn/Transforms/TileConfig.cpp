@@ -16,10 +16,10 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
   }
   // GPU (mma.sync schedule): 64 query rows = 4 warps per CTA and 64 keys per
   // step keep Q, K and V tiles within 48 KiB of static shared memory up to
-  // head dim 128.
-  (void)headDim;
-  (void)headDimV;
-  config.blockM = 64;
-  config.blockN = 64;
+  // head dim 128; wider heads halve both (2 warps, 32 keys): 3 * 32 * 256 *
+  // 2 B = 48 KiB at head dim 256.
+  int64_t widest = headDim > headDimV ? headDim : headDimV;
+  config.blockM = widest > 128 ? 32 : 64;
+  config.blockN = widest > 128 ? 32 : 64;
   return config;
 }
