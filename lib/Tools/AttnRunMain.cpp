@@ -167,7 +167,9 @@ static LogicalResult compileTileProgram(ModuleOp module,
                                         const RunOptions &opts,
                                         const std::string &target) {
   PassManager pm(module.getContext());
-  TileConfig config = chooseTileConfig(target, opts.headDim, opts.headDimV);
+  TileConfig config = chooseTileConfig(
+      target, opts.headDim, opts.headDimV,
+      int64_t(::attn::dtypeBytes(*::attn::parseDType(opts.dtype))));
   TileProgramOptions tile;
   tile.blockM = config.blockM;
   tile.blockN = config.blockN;

@@ -123,6 +123,26 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
 SmallVector<Value> KernelEmitter::aOperandFromShared(Value shared,
                                                      int64_t kSteps) {
   auto type = cast<MemRefType>(shared.getType());
+  if (type.getElementType().isF32()) {
+    // tf32 m16n8k8, A in registers: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4),
+    // a3 (g + 8, t + 4) of each 16x8 block; ldmatrix is 16-bit only, so
+    // plain shared-memory loads.
+    auto fragType = VectorType::get({4, 1}, type.getElementType());
+    Value row0 = arith::AddIOp::create(b, loc, warpRow, groupRow);
+    Value row1 = arith::AddIOp::create(b, loc, row0, index(8));
+    SmallVector<Value> parts;
+    for (int64_t kk = 0; kk < kSteps; ++kk) {
+      Value col0 = arith::AddIOp::create(b, loc, laneInRow, index(kk * 8));
+      Value col1 = arith::AddIOp::create(b, loc, col0, index(4));
+      SmallVector<Value> elems;
+      for (auto [r, c] : {std::pair(row0, col0), std::pair(row1, col0),
+                          std::pair(row0, col1), std::pair(row1, col1)})
+        elems.push_back(
+            memref::LoadOp::create(b, loc, shared, ValueRange{r, c}));
+      parts.push_back(vector::FromElementsOp::create(b, loc, fragType, elems));
+    }
+    return parts;
+  }
   auto fragType = VectorType::get({4, 2}, type.getElementType());
   // ldmatrix x4: lanes 0-15 address rows 0-15 at column 0 of the 16x16
   // block, lanes 16-31 the same rows at column 8; the four 8x8 matrices come
@@ -168,11 +188,13 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
   if (!role)
     return success(); // Unused load.
   Type element = type.getElementType();
-  if (!element.isF16() && !element.isBF16())
+  if (!element.isF16() && !element.isBF16() && !element.isF32())
     return op.emitOpError()
-           << "the GPU schedule supports f16 and bf16 tiles so far (the "
-              "f32/tf32 tensor-core path is not written yet), got "
+           << "the GPU schedule supports f16, bf16 and f32 (as tf32) tiles, "
+              "got "
            << element;
+  // The mma's k: 16 for 16-bit inputs, 8 for tf32.
+  int64_t mmaK = element.isF32() ? 8 : 16;
   if (type.getRank() != 2 || type.getDimSize(0) % 16 != 0 ||
       type.getDimSize(1) % 8 != 0)
     return op.emitOpError() << "the GPU schedule needs 2-D tiles with rows a "
@@ -180,14 +202,14 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
                                "got "
                             << type;
   // When the columns are a dot's reduction dim (Q, and K read keys x
-  // head_dim), round the buffer up to the mma's k of 16.
+  // head_dim), round the buffer up to the mma's k.
   bool columnsReduce = *role == "a";
   for (OpOperand &use : op.getResult().getUses())
     if (auto dot = dyn_cast<DotOp>(use.getOwner()))
       columnsReduce |= use.getOperandNumber() == 1 && dot.getTransposeB();
   int64_t bufferCols = type.getDimSize(1);
   if (columnsReduce)
-    bufferCols = (bufferCols + 15) / 16 * 16;
+    bufferCols = (bufferCols + mmaK - 1) / mmaK * mmaK;
   Value shared = sharedBuffer(
       RankedTensorType::get({type.getDimSize(0), bufferCols}, element), *role);
   fillShared(op, shared);
@@ -199,7 +221,7 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
       return op.emitOpError() << "the dot's A tile must have attn.block_m = "
                               << schedule.blockM << " rows on the GPU";
     frag.kind = FragmentKind::AOperand;
-    frag.parts = aOperandFromShared(shared, bufferCols / 16);
+    frag.parts = aOperandFromShared(shared, bufferCols / mmaK);
   } else {
     frag.kind = FragmentKind::Shared;
     frag.value = shared;

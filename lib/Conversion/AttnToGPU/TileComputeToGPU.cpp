@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -26,6 +27,10 @@ using namespace mlir::attn::gpu_lowering;
 
 Value KernelEmitter::mma(Value a, Value bFrag, Value c) {
   Type element = cast<VectorType>(a.getType()).getElementType();
+  if (element.isF32())
+    return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
+                                    ArrayRef<int64_t>{16, 8, 8},
+                                    /*tf32Enabled=*/true);
   if (element.isF16())
     return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
                                     ArrayRef<int64_t>{16, 8, 16});
@@ -65,6 +70,20 @@ Value KernelEmitter::mma(Value a, Value bFrag, Value c) {
 
 Value KernelEmitter::ldmatrixB(const Fragment &shared, bool storedNK,
                                int64_t kStep, int64_t nTile) {
+  if (shared.element.isF32()) {
+    // tf32 m16n8k8 B: b0 (k = t, n = g), b1 (k = t + 4, n = g).
+    Value n = arith::AddIOp::create(b, loc, groupRow, index(nTile * 8));
+    Value k0 = arith::AddIOp::create(b, loc, laneInRow, index(kStep * 8));
+    Value k1 = arith::AddIOp::create(b, loc, k0, index(4));
+    SmallVector<Value> elems;
+    for (Value k : {k0, k1}) {
+      SmallVector<Value> idx = storedNK ? SmallVector<Value>{n, k}
+                                        : SmallVector<Value>{k, n};
+      elems.push_back(memref::LoadOp::create(b, loc, shared.value, idx));
+    }
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({2, 1}, shared.element), elems);
+  }
   auto fragType = VectorType::get({2, 2}, shared.element);
   Value row, col;
   if (storedNK) {
@@ -137,13 +156,14 @@ LogicalResult KernelEmitter::emitDot(DotOp op) {
   auto result = cast<RankedTensorType>(op.getResult().getType());
   // The operands' shared buffers are zero-padded to a multiple of 16 along
   // the reduction.
-  int64_t n = result.getDimSize(1), kSteps = (op.getK() + 15) / 16;
+  int64_t mmaK = a->element.isF32() ? 8 : 16;
+  int64_t n = result.getDimSize(1), kSteps = (op.getK() + mmaK - 1) / mmaK;
   if (n % 8 != 0)
     return op.emitOpError() << "the GPU schedule needs N % 8 == 0, got N = "
                             << n;
-  if (!op.getTransposeB() && op.getK() % 16 != 0)
-    return op.emitOpError() << "the GPU schedule needs K % 16 == 0 when B is "
-                               "stored K x N, got K = "
+  if (!op.getTransposeB() && op.getK() % mmaK != 0)
+    return op.emitOpError() << "the GPU schedule needs K % " << mmaK
+                            << " == 0 when B is stored K x N, got K = "
                             << op.getK();
   Value acc;
   if (Value init = op.getAcc()) {
@@ -318,11 +338,43 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
                      {n, h, e});
       }
 
-  // P, rounded to V's type, as A operands: k-step kk covers score tiles 2kk
-  // (a0, a1) and 2kk + 1 (a2, a3).
-  auto aType = VectorType::get({4, 2}, valueElement);
+  // P, rounded to V's type, as A operands.
   SmallVector<Value> pA;
-  for (int64_t kk = 0; kk < keys / 16; ++kk) {
+  int64_t mmaK = valueElement.isF32() ? 8 : 16;
+  if (valueElement.isF32()) {
+    // tf32: k-step kk is score tile kk; a thread needs columns t and t + 4
+    // of its rows, held by lanes 4g + t/2 and 4g + t/2 + 2 (element t % 2).
+    auto aType = VectorType::get({4, 1}, valueElement);
+    Value base = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, groupRow, index(4)),
+        arith::DivUIOp::create(b, loc, laneInRow, index(2)));
+    Value odd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, laneInRow, index(2)), index(1));
+    auto fetch = [&](Value x0, Value x1, Value src) -> Value {
+      Value srcI32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), src);
+      Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+      Value v0 = gpu::ShuffleOp::create(b, loc, x0, srcI32, width,
+                                        gpu::ShuffleMode::IDX)
+                     .getShuffleResult();
+      Value v1 = gpu::ShuffleOp::create(b, loc, x1, srcI32, width,
+                                        gpu::ShuffleMode::IDX)
+                     .getShuffleResult();
+      return arith::SelectOp::create(b, loc, odd, v1, v0);
+    };
+    Value second = arith::AddIOp::create(b, loc, base, index(2));
+    for (int64_t kk = 0; kk < keys / 8; ++kk) {
+      SmallVector<Value> elems;
+      for (Value src : {base, second})
+        for (int64_t h = 0; h < 2; ++h)
+          elems.push_back(fetch(p[kk * 4 + h * 2], p[kk * 4 + h * 2 + 1], src));
+      // elems: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4).
+      pA.push_back(vector::FromElementsOp::create(b, loc, aType, elems));
+    }
+  }
+  // 16-bit: k-step kk covers score tiles 2kk (a0, a1) and 2kk + 1 (a2, a3).
+  auto aType = VectorType::get({4, 2}, valueElement);
+  for (int64_t kk = 0; !valueElement.isF32() && kk < keys / 16; ++kk) {
     SmallVector<Value> elems;
     for (int64_t j : {2 * kk, 2 * kk + 1})
       for (int64_t h = 0; h < 2; ++h)
@@ -334,7 +386,7 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
   // acc += P * V; V is [keys][dv] in shared memory.
   for (int64_t n = 0; n < accTiles; ++n) {
     Value c = extract(b, loc, acc, {n});
-    for (int64_t kk = 0; kk < keys / 16; ++kk)
+    for (int64_t kk = 0; kk < keys / mmaK; ++kk)
       c = mma(pA[kk], ldmatrixB(*v, /*storedNK=*/false, kk, n), c);
     acc = insert(b, loc, c, acc, {n});
   }

@@ -5,7 +5,8 @@
 using namespace mlir::attn;
 
 TileConfig mlir::attn::chooseTileConfig(const std::string &target,
-                                        int64_t headDim, int64_t headDimV) {
+                                        int64_t headDim, int64_t headDimV,
+                                        int64_t elementBytes) {
   TileConfig config;
   if (target == "cpu") {
     // Tiles of a few tens of KB stay in L1/L2; 64x64 scores keep the
@@ -14,12 +15,18 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
     config.blockN = 64;
     return config;
   }
-  // GPU (mma.sync schedule): 64 query rows = 4 warps per CTA and 64 keys per
-  // step keep Q, K and V tiles within 48 KiB of static shared memory up to
-  // head dim 128; wider heads halve both (2 warps, 32 keys): 3 * 32 * 256 *
-  // 2 B = 48 KiB at head dim 256.
-  int64_t widest = headDim > headDimV ? headDim : headDimV;
-  config.blockM = widest > 128 ? 32 : 64;
-  config.blockN = widest > 128 ? 32 : 64;
+  // GPU (mma.sync schedule): Q (BM x D), K (BN x D) and V (BN x DV) tiles
+  // live in at most 48 KiB of static shared memory, the reduction dim padded
+  // to the mma's k (16 for 16-bit inputs, 8 for tf32). Take the largest of
+  // 64, 32 and 16 rows (4, 2, 1 warps) that fits.
+  int64_t k = elementBytes == 4 ? 8 : 16;
+  int64_t paddedD = (headDim + k - 1) / k * k;
+  for (int64_t block : {64, 32, 16}) {
+    int64_t bytes = (block * paddedD + block * (paddedD + headDimV)) *
+                    elementBytes;
+    config.blockM = config.blockN = block;
+    if (bytes <= 48 * 1024)
+      break;
+  }
   return config;
 }

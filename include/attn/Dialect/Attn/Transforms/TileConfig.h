@@ -20,9 +20,10 @@ struct TileConfig {
   int64_t blockN = 64;
 };
 
-/// Default tile sizes for a target ("cpu", "gpu") and head dims.
+/// Default tile sizes for a target ("cpu", "gpu"), head dims and the size
+/// of an element in bytes.
 TileConfig chooseTileConfig(const std::string &target, int64_t headDim,
-                            int64_t headDimV);
+                            int64_t headDimV, int64_t elementBytes = 2);
 
 } // namespace mlir::attn
 
