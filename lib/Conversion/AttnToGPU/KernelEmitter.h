@@ -107,6 +107,9 @@ private:
   Value materialize(const Fragment &fragment, FragmentKind kind);
   FailureOr<Fragment> fragmentOf(Value tile, Operation *user);
   Value ex2(Value x);
+  /// Rounds an f32 to tf32 (to nearest, ties away): the tensor cores only
+  /// truncate, which biases every product.
+  Value roundToTF32(Value x);
   Value lg2(Value x);
   Value rowReduce(Value x, bool isMax);
   /// Element (tile row, tile col) owned by this thread for accumulator

@@ -113,7 +113,11 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
         SmallVector<Value> smemIndex = {r};
         if (type.getRank() == 2)
           smemIndex.push_back(c);
-        memref::StoreOp::create(b, l, value.getResult(0), shared, smemIndex);
+        Value staged = value.getResult(0);
+        // f32 tiles feed tf32 tensor cores: round once, here.
+        if (type.getElementType().isF32())
+          staged = roundToTF32(staged);
+        memref::StoreOp::create(b, l, staged, shared, smemIndex);
         scf::YieldOp::create(b, l);
       });
   // Everyone's writes are visible before anyone reads.

@@ -116,6 +116,13 @@ Value KernelEmitter::ex2(Value x) {
       ->getResult(0);
 }
 
+Value KernelEmitter::roundToTF32(Value x) {
+  return NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
+                                   ValueRange{x}, ValueRange{},
+                                   "cvt.rna.tf32.f32 $0, $1;", Value())
+      ->getResult(0);
+}
+
 Value KernelEmitter::lg2(Value x) {
   return NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
                                    ValueRange{x}, ValueRange{},
@@ -351,6 +358,9 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
     Value odd = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq,
         arith::RemUIOp::create(b, loc, laneInRow, index(2)), index(1));
+    // P is rounded to tf32 as Q, K and V were when staged.
+    for (Value &pe : p)
+      pe = roundToTF32(pe);
     auto fetch = [&](Value x0, Value x1, Value src) -> Value {
       Value srcI32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), src);
       Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
