@@ -82,6 +82,7 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
 
   // Readers of the previous contents are done before anyone overwrites.
   gpu::BarrierOp::create(b, loc);
+  auto scalarFill = [&]() {
   scf::ForOp::create(
       b, loc, threadId, index(rows * bufferCols), index(schedule.numThreads),
       ValueRange{}, [&](OpBuilder &nb, Location l, Value linear, ValueRange) {
@@ -120,6 +121,86 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
         memref::StoreOp::create(b, l, staged, shared, smemIndex);
         scf::YieldOp::create(b, l);
       });
+  };
+
+  // 16-byte asynchronous copies (cp.async, zero-filling rows out of range)
+  // when the tile's rows are contiguous in memory and, at run time, every
+  // 16-byte chunk is 16-byte aligned; element by element otherwise.
+  auto baseType = cast<MemRefType>(base.getType());
+  auto [baseStrides, baseOffset] = baseType.getStridesAndOffset();
+  (void)baseOffset;
+  ArrayRef<int64_t> dims = op.getDims();
+  std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
+  bool colsChecked = checks && llvm::is_contained(*checks, int64_t(1));
+  bool rowsChecked = checks && llvm::is_contained(*checks, int64_t(0));
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  bool asyncShape =
+      bits == 16 && type.getRank() == 2 &&
+      dims[1] == baseType.getRank() - 1 && baseStrides[dims[1]] == 1 &&
+      !colsChecked && cols % 8 == 0 && bufferCols % 8 == 0 &&
+      (!rowsChecked || op.getPaddingOrDefault() == PaddingOption::zero);
+  if (!asyncShape) {
+    scalarFill();
+  } else {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, base);
+    Value start = meta.getOffset();
+    for (auto [d, stride] : llvm::enumerate(meta.getStrides()))
+      start = arith::AddIOp::create(
+          b, loc, start, arith::MulIOp::create(b, loc, offsets[d], stride));
+    Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(
+        b, loc, b.getIndexType(), base);
+    Value first = arith::AddIOp::create(
+        b, loc, pointer, arith::MulIOp::create(b, loc, start, index(2)));
+    Value rowBytes =
+        arith::MulIOp::create(b, loc, meta.getStrides()[dims[0]], index(2));
+    Value aligned = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                              arith::RemUIOp::create(b, loc, first, index(16)),
+                              index(0)),
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(b, loc, rowBytes, index(16)), index(0)));
+    auto branch = scf::IfOp::create(b, loc, aligned, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.elseBlock());
+      scalarFill();
+      b.setInsertionPointToStart(branch.thenBlock());
+      int64_t chunksPerRow = bufferCols / 8;
+      scf::ForOp::create(
+          b, loc, threadId, index(rows * chunksPerRow),
+          index(schedule.numThreads), ValueRange{},
+          [&](OpBuilder &nb, Location l, Value linear, ValueRange) {
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            Value r = arith::DivUIOp::create(b, l, linear, index(chunksPerRow));
+            Value c = arith::MulIOp::create(
+                b, l, arith::RemUIOp::create(b, l, linear, index(chunksPerRow)),
+                index(8));
+            auto [indices, inRange] = globalIndices(
+                b, l, base, offsets, dims, {r, c}, checks);
+            Value inTile = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::ult, c, index(cols));
+            Value valid = arith::AndIOp::create(b, l, inRange, inTile);
+            // Invalid chunks read nothing (0 source elements, zero fill);
+            // their address is kept in range anyway.
+            for (int64_t d : dims)
+              indices[d] =
+                  arith::SelectOp::create(b, l, valid, indices[d], index(0));
+            Value count =
+                arith::SelectOp::create(b, l, valid, index(8), index(0));
+            nvgpu::DeviceAsyncCopyOp::create(
+                b, l, shared, ValueRange{r, c}, base, indices,
+                b.getIndexAttr(8), count, UnitAttr());
+            scf::YieldOp::create(b, l);
+          });
+      Value token = nvgpu::DeviceAsyncCreateGroupOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+          ValueRange{});
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, token, b.getI32IntegerAttr(0));
+    }
+  }
   // Everyone's writes are visible before anyone reads.
   gpu::BarrierOp::create(b, loc);
 }
