@@ -9,11 +9,7 @@ using namespace mlir;
 using namespace mlir::attn;
 
 FailureOr<KernelSignature> mlir::attn::analyzeKernel(ModuleOp module) {
-  SmallVector<func::FuncOp> kernels;
-  module.walk([&](func::FuncOp func) {
-    if (containsAttnOps(func))
-      kernels.push_back(func);
-  });
+  SmallVector<func::FuncOp> kernels = collectTileKernels(module);
   if (kernels.size() != 1)
     return module.emitError() << "expected exactly one attn kernel function, "
                                  "found "

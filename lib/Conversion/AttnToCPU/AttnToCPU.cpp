@@ -105,22 +105,9 @@ struct ConvertAttnToCPUPass
     : public mlir::attn::impl::ConvertAttnToCPUBase<ConvertAttnToCPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> kernels;
-    module.walk([&](func::FuncOp func) {
-      if (containsAttnOps(func))
-        kernels.push_back(func);
-    });
-    for (func::FuncOp kernel : kernels) {
-      bool hasPointers = false;
-      kernel.walk([&](Operation *op) {
-        if (isa<MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp>(op))
-          hasPointers = true;
-      });
-      if (hasPointers) {
-        kernel.emitOpError() << "still has block pointers: run "
-                                "attn-lower-block-pointers first";
+    for (func::FuncOp kernel : collectTileKernels(module)) {
+      if (failed(verifyBlockPointersLowered(kernel)))
         return signalPassFailure();
-      }
       unsigned numUserArgs = kernel.getNumArguments();
       if (failed(addGridArguments(kernel)))
         return signalPassFailure();

@@ -32,11 +32,7 @@ struct ConvertAttnToGPUPass
     : public mlir::attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> kernels;
-    module.walk([&](func::FuncOp func) {
-      if (containsAttnOps(func))
-        kernels.push_back(func);
-    });
+    SmallVector<func::FuncOp> kernels = collectTileKernels(module);
     if (kernels.empty())
       return;
     OpBuilder b(module.getBodyRegion());
@@ -46,15 +42,8 @@ struct ConvertAttnToGPUPass
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     b.getUnitAttr());
     for (func::FuncOp kernel : kernels) {
-      bool hasPointers = false;
-      kernel.walk([&](Operation *op) {
-        hasPointers |= isa<MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp>(op);
-      });
-      if (hasPointers) {
-        kernel.emitOpError() << "still has block pointers: run "
-                                "attn-lower-block-pointers first";
+      if (failed(verifyBlockPointersLowered(kernel)))
         return signalPassFailure();
-      }
       auto blockM = kernel->getAttrOfType<IntegerAttr>("attn.block_m");
       if (!blockM || blockM.getInt() <= 0 || blockM.getInt() % 16 != 0 ||
           blockM.getInt() > 256) {

@@ -1,6 +1,7 @@
 //===- AttnUtils.cpp - small helpers shared by attn passes ----------------===//
 
 #include "attn/Dialect/Attn/IR/AttnUtils.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -14,6 +15,26 @@ bool mlir::attn::containsAttnOps(Operation *op) {
                                                      : WalkResult::advance();
       })
       .wasInterrupted();
+}
+
+SmallVector<func::FuncOp> mlir::attn::collectTileKernels(ModuleOp module) {
+  SmallVector<func::FuncOp> kernels;
+  module.walk([&](func::FuncOp func) {
+    if (containsAttnOps(func))
+      kernels.push_back(func);
+  });
+  return kernels;
+}
+
+LogicalResult mlir::attn::verifyBlockPointersLowered(func::FuncOp kernel) {
+  bool hasPointers = false;
+  kernel.walk([&](Operation *op) {
+    hasPointers |= isa<MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp>(op);
+  });
+  if (hasPointers)
+    return kernel.emitOpError()
+           << "still has block pointers: run attn-lower-block-pointers first";
+  return success();
 }
 
 Value mlir::attn::createPaddingConstant(OpBuilder &b, Location loc,

@@ -5,12 +5,21 @@
 
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::attn {
 
 /// Whether `op` holds any attn op: a function that does is a tile kernel.
 bool containsAttnOps(Operation *op);
+
+/// The tile kernels of `module`: the functions that hold attn ops.
+SmallVector<func::FuncOp> collectTileKernels(ModuleOp module);
+
+/// Fails, with an error at `kernel`, when block pointers are still there
+/// (the CPU and GPU lowerings need attn-lower-block-pointers first).
+LogicalResult verifyBlockPointersLowered(func::FuncOp kernel);
 
 /// The padding value of a boundary-checked load, as a constant of `element`.
 Value createPaddingConstant(OpBuilder &b, Location loc, Type element,
