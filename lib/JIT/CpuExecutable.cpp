@@ -1,87 +1,95 @@
-//===- CpuExecutable.cpp - JIT a lowered tile kernel for the host ---------===//
+//===- CpuExecutable.cpp - link a kernel's object code and run it ---------===//
 
 #include "attn/JIT/CpuExecutable.h"
 
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 #include <vector>
 
-using namespace mlir;
 using namespace mlir::attn;
 
 CpuExecutable::~CpuExecutable() = default;
 
 std::unique_ptr<CpuExecutable>
-CpuExecutable::create(ModuleOp module, const std::string &kernelName,
-                      std::vector<bool> memrefArgs, std::string &error) {
-  static bool initialized = [] {
+CpuExecutable::load(const std::string &object, const std::string &kernelName,
+                    bool hasLse, bool hasScale, std::string &error) {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)initialized;
-
-  DialectRegistry registry;
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  module.getContext()->appendDialectRegistry(registry);
-
-  // Compile for this very CPU (F16C, AVX2...) at -O3.
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder) {
-    error = llvm::toString(builder.takeError());
+  });
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) {
+    error = llvm::toString(jit.takeError());
     return nullptr;
   }
-  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  auto machine = builder->createTargetMachine();
-  if (!machine) {
-    error = llvm::toString(machine.takeError());
+  // The kernel may call the C library (malloc/free for temporaries).
+  auto processSymbols =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          (*jit)->getDataLayout().getGlobalPrefix());
+  if (!processSymbols) {
+    error = llvm::toString(processSymbols.takeError());
     return nullptr;
   }
-  ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(3, 0, machine->get());
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = ExecutionEngine::create(module, options, std::move(*machine));
-  if (!engine) {
-    error = llvm::toString(engine.takeError());
+  (*jit)->getMainJITDylib().addGenerator(std::move(*processSymbols));
+  if (llvm::Error err = (*jit)->addObjectFile(
+          llvm::MemoryBuffer::getMemBufferCopy(object, kernelName + ".o"))) {
+    error = "cannot link the kernel's object code: " +
+            llvm::toString(std::move(err));
+    return nullptr;
+  }
+  auto symbol = (*jit)->lookup("_mlir_ciface_" + kernelName + "_grid");
+  if (!symbol) {
+    error = llvm::toString(symbol.takeError());
     return nullptr;
   }
   std::unique_ptr<CpuExecutable> exe(new CpuExecutable());
-  exe->engine = std::move(*engine);
-  auto entry = exe->engine->lookupPacked("_mlir_ciface_" + kernelName + "_grid");
-  if (!entry) {
-    error = llvm::toString(entry.takeError());
-    return nullptr;
-  }
-  exe->entry = *entry;
-  exe->memrefArgs = std::move(memrefArgs);
+  exe->entry = symbol->toPtr<void *>();
+  exe->jit = std::move(*jit);
+  exe->hasLse = hasLse;
+  exe->hasScale = hasScale;
   return exe;
 }
 
-void CpuExecutable::launch(const std::vector<void *> &args, int64_t n0,
-                           int64_t n1, unsigned threads) const {
+void CpuExecutable::launch(StridedMemRefDescriptor<4> *q,
+                           StridedMemRefDescriptor<4> *k,
+                           StridedMemRefDescriptor<4> *v,
+                           StridedMemRefDescriptor<4> *o,
+                           StridedMemRefDescriptor<3> *lse, float scale,
+                           int64_t n0, int64_t n1, unsigned threads) const {
   int64_t total = n0 * n1;
   if (total <= 0)
     return;
-  threads = std::max<unsigned>(1, std::min<int64_t>(threads, total));
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = unsigned(std::max<int64_t>(1, std::min<int64_t>(threads, total)));
+  using D4 = StridedMemRefDescriptor<4> *;
+  using D3 = StridedMemRefDescriptor<3> *;
+  // The C interface of the grid entry: memrefs by descriptor pointer,
+  // scalars by value, then programs [begin, end) of the n0 x n1 grid.
   auto runRange = [&](int64_t begin, int64_t end) {
-    // The packed entry takes a pointer to each argument of the C interface:
-    // memrefs are passed there as descriptor pointers, scalars by value.
-    std::vector<void *> argPtrs;
-    std::vector<void *> descriptorPtrs(args.begin(), args.end());
-    for (size_t i = 0; i < args.size(); ++i)
-      argPtrs.push_back(memrefArgs[i] ? &descriptorPtrs[i] : args[i]);
-    int64_t grid[4] = {begin, end, n0, n1};
-    for (int64_t &value : grid)
-      argPtrs.push_back(&value);
-    entry(argPtrs.data());
+    if (hasLse && hasScale)
+      reinterpret_cast<void (*)(D4, D4, D4, D4, D3, float, int64_t, int64_t,
+                                int64_t, int64_t)>(entry)(
+          q, k, v, o, lse, scale, begin, end, n0, n1);
+    else if (hasLse)
+      reinterpret_cast<void (*)(D4, D4, D4, D4, D3, int64_t, int64_t,
+                                int64_t, int64_t)>(entry)(q, k, v, o, lse,
+                                                          begin, end, n0, n1);
+    else if (hasScale)
+      reinterpret_cast<void (*)(D4, D4, D4, D4, float, int64_t, int64_t,
+                                int64_t, int64_t)>(entry)(
+          q, k, v, o, scale, begin, end, n0, n1);
+    else
+      reinterpret_cast<void (*)(D4, D4, D4, D4, int64_t, int64_t, int64_t,
+                                int64_t)>(entry)(q, k, v, o, begin, end, n0,
+                                                 n1);
   };
   if (threads == 1) {
     runRange(0, total);

@@ -18,28 +18,6 @@
 
 using namespace attn;
 
-std::optional<CausalKind> attn::parseCausalKind(const std::string &name) {
-  if (name.empty() || name == "none")
-    return CausalKind::None;
-  if (name == "top_left")
-    return CausalKind::TopLeft;
-  if (name == "bottom_right")
-    return CausalKind::BottomRight;
-  return std::nullopt;
-}
-
-const char *attn::causalKindName(CausalKind causal) {
-  switch (causal) {
-  case CausalKind::None:
-    return "none";
-  case CausalKind::TopLeft:
-    return "top_left";
-  case CausalKind::BottomRight:
-    return "bottom_right";
-  }
-  return "?";
-}
-
 bool attn::isUnmasked(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,
                       CausalKind causal) {
   switch (causal) {

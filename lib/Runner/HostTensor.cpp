@@ -121,39 +121,6 @@ float attn::bf16ToFloat(uint16_t bits) {
 // DType
 //===----------------------------------------------------------------------===//
 
-std::optional<DType> attn::parseDType(const std::string &name) {
-  if (name == "f16")
-    return DType::F16;
-  if (name == "bf16")
-    return DType::BF16;
-  if (name == "f32")
-    return DType::F32;
-  return std::nullopt;
-}
-
-const char *attn::dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::F32:
-    return "f32";
-  }
-  return "?";
-}
-
-size_t attn::dtypeBytes(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::F32:
-    return 4;
-  }
-  return 0;
-}
-
 double attn::roundToDType(DType dtype, double value) {
   switch (dtype) {
   case DType::F16:

@@ -70,6 +70,9 @@ bool CudaDriver::init(std::string &error) {
       {"cuEventElapsedTime", &cuEventElapsedTime},
       {"cuEventDestroy_v2", &cuEventDestroy},
       {"cuFuncSetAttribute", &cuFuncSetAttribute},
+      {"cuCtxGetCurrent", &cuCtxGetCurrent},
+      {"cuCtxGetDevice", &cuCtxGetDevice},
+      {"cuDeviceGetAttribute", &cuDeviceGetAttribute},
   };
   for (const Entry &entry : entries) {
     *entry.slot = dlsym(library, entry.symbol);
@@ -109,11 +112,33 @@ CudaDriver *CudaDriver::get(std::string &error) {
     else
       delete driver;
   }
-  if (!instance)
+  if (!instance) {
     error = initError;
-  else
+    return nullptr;
+  }
+  if (!instance->currentContext())
     as<CUresult (*)(CUcontext)>(instance->cuCtxSetCurrent)(instance->context);
   return instance;
+}
+
+void *CudaDriver::currentContext() const {
+  CUcontext current = nullptr;
+  if (as<CUresult (*)(CUcontext *)>(cuCtxGetCurrent)(&current) != 0)
+    return nullptr;
+  return current;
+}
+
+bool CudaDriver::computeCapability(int &major, int &minor,
+                                   std::string &error) const {
+  constexpr int kMajor = 75, kMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*
+  CUdevice device;
+  auto attribute = as<CUresult (*)(int *, int, CUdevice)>(cuDeviceGetAttribute);
+  return check(as<CUresult (*)(CUdevice *)>(cuCtxGetDevice)(&device),
+               "cuCtxGetDevice", error) &&
+         check(attribute(&major, kMajor, device), "cuDeviceGetAttribute",
+               error) &&
+         check(attribute(&minor, kMinor, device), "cuDeviceGetAttribute",
+               error);
 }
 
 bool CudaDriver::allocate(size_t bytes, DevicePtr &ptr, std::string &error) {
@@ -165,7 +190,8 @@ bool CudaDriver::loadKernel(const std::string &ptx, const std::string &entry,
 
 bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
                         unsigned blockX, unsigned sharedBytes,
-                        std::vector<void *> &params, std::string &error) {
+                        std::vector<void *> &params, std::string &error,
+                        void *stream) {
   if (sharedBytes > 48 * 1024 &&
       !check(as<CUresult (*)(CUfunction, int, int)>(cuFuncSetAttribute)(
                  function, kMaxDynamicSharedMemory, int(sharedBytes)),
@@ -176,7 +202,7 @@ bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
                       unsigned, unsigned, unsigned, CUstream, void **,
                       void **)>(cuLaunchKernel)(function, gridX, gridY, 1,
                                                 blockX, 1, 1, sharedBytes,
-                                                nullptr, params.data(),
+                                                stream, params.data(),
                                                 nullptr),
       "cuLaunchKernel", error);
 }

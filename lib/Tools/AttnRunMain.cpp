@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/Transforms/TileConfig.h"
 #include "attn/InitAttn.h"
 #include "attn/JIT/CpuExecutable.h"
+#include "attn/JIT/KernelCompiler.h"
 #include "attn/JIT/KernelSignature.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Reference/Reference.h"
@@ -60,44 +61,16 @@ Type elementTypeOf(MLIRContext *ctx, const std::string &dtype) {
   return Float32Type::get(ctx);
 }
 
-/// `func.func @attention(q, k, v, o, scale)` holding one attn.flash_attention
-/// with everything compiled in: dtype, head dims, mask, GQA ratio, and the
-/// innermost dimension contiguous (both layouts have it).
-OwningOpRef<ModuleOp> buildGeneratedKernel(MLIRContext *ctx,
-                                           const RunOptions &opts) {
-  OpBuilder b(ctx);
-  Location loc = NameLoc::get(b.getStringAttr("attn-run"));
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module->getBody());
-  int64_t dyn = ShapedType::kDynamic;
-  Type elt = elementTypeOf(ctx, opts.dtype);
-  auto layout = StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, dyn, 1});
-  auto qkType = MemRefType::get({dyn, dyn, dyn, opts.headDim}, elt, layout);
-  auto voType = MemRefType::get({dyn, dyn, dyn, opts.headDimV}, elt, layout);
-  auto lseType = MemRefType::get(
-      {dyn, dyn, dyn}, b.getF32Type(),
-      StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, dyn}));
-  SmallVector<Type> inputs = {qkType, qkType, voType, voType};
-  if (opts.lse)
-    inputs.push_back(lseType);
-  inputs.push_back(b.getF32Type());
-  auto funcType = b.getFunctionType(inputs, {});
-  auto func = func::FuncOp::create(b, loc, "attention", funcType);
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  CausalAlignment causal = CausalAlignment::none;
-  if (opts.causal == "top_left")
-    causal = CausalAlignment::top_left;
-  else if (opts.causal == "bottom_right")
-    causal = CausalAlignment::bottom_right;
-  auto args = entry->getArguments();
-  FlashAttentionOp::create(
-      b, loc, args[0], args[1], args[2], args[3],
-      opts.lse ? args[4] : Value(), args.back(),
-      CausalAlignmentAttr::get(ctx, causal),
-      b.getI64IntegerAttr(opts.heads / opts.kvHeads));
-  func::ReturnOp::create(b, loc);
-  return module;
+/// The AttentionSpec of the run's generated kernel.
+::attn::AttentionSpec specOf(const RunOptions &opts) {
+  ::attn::AttentionSpec spec;
+  spec.dtype = *::attn::parseDType(opts.dtype);
+  spec.headDim = opts.headDim;
+  spec.headDimV = opts.headDimV;
+  spec.causal = *::attn::parseCausalKind(opts.causal);
+  spec.gqaRatio = opts.heads / opts.kvHeads;
+  spec.withLse = opts.lse;
+  return spec;
 }
 
 OwningOpRef<ModuleOp> parseKernel(MLIRContext *ctx, llvm::SourceMgr &sourceMgr,
@@ -163,18 +136,12 @@ StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
 
 /// Expands and optimises the tile program of `module` with `target`'s tile
 /// sizes.
-static LogicalResult compileTileProgram(ModuleOp module,
+static LogicalResult compileRunTileProgram(ModuleOp module,
                                         const RunOptions &opts,
                                         const std::string &target) {
-  PassManager pm(module.getContext());
-  TileConfig config = chooseTileConfig(
-      target, opts.headDim, opts.headDimV,
+  return mlir::attn::compileTileProgram(
+      module, target, opts.headDim, opts.headDimV,
       int64_t(::attn::dtypeBytes(*::attn::parseDType(opts.dtype))));
-  TileProgramOptions tile;
-  tile.blockM = config.blockM;
-  tile.blockN = config.blockN;
-  buildTileProgramPipeline(pm, tile);
-  return pm.run(module);
 }
 
 /// Host-side copies of a run's tensors plus, on the GPU, device copies.
@@ -231,7 +198,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx, llvm::errs());
   OwningOpRef<ModuleOp> source =
       opts.kernelFile.empty()
-          ? buildGeneratedKernel(&ctx, opts)
+          ? buildFlashAttentionModule(&ctx, specOf(opts))
           : parseKernel(&ctx, sourceMgr, opts.kernelFile, error);
   if (!source)
     return fail(error.empty() ? "could not parse " + opts.kernelFile : error);
@@ -249,7 +216,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
     if (kernelCausal != runCausal)
       mismatch = "the kernel's attn.flash_attention has causal = " +
                  kernelCausal + " but the run has --causal " + runCausal;
-    else if (op.getGqaRatio() != opts.heads / opts.kvHeads)
+    else if (int64_t(op.getGqaRatio()) != opts.heads / opts.kvHeads)
       mismatch = "the kernel's attn.flash_attention has gqa_ratio = " +
                  std::to_string(op.getGqaRatio()) + " but --heads " +
                  std::to_string(opts.heads) + " / --kv-heads " +
@@ -272,20 +239,16 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   FailureOr<KernelSignature> gpuSig = failure();
   if (onGpu || !opts.emitPtx.empty()) {
     OwningOpRef<ModuleOp> gpuModule = source->clone();
-    if (failed(compileTileProgram(*gpuModule, opts, "gpu")))
+    if (failed(compileRunTileProgram(*gpuModule, opts, "gpu")))
       return fail("compiling the tile program failed");
     gpuSig = analyzeKernel(*gpuModule);
     if (failed(gpuSig))
       return fail("the kernel does not follow the attn kernel ABI");
-    PassManager pm(&ctx);
     GpuTarget target;
     target.chip = opts.effectiveChip();
-    buildGpuLoweringPipeline(pm, target);
-    if (failed(pm.run(*gpuModule)))
-      return fail("lowering to the GPU (" + target.chip + ") failed");
-    FailureOr<std::string> text = extractPtx(*gpuModule);
+    FailureOr<std::string> text = compileToPtx(*gpuModule, target);
     if (failed(text))
-      return fail("no PTX was produced");
+      return fail("lowering to the GPU (" + target.chip + ") failed");
     ptx = *text;
     if (!opts.emitPtx.empty()) {
       std::error_code ec;
@@ -301,7 +264,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   FailureOr<KernelSignature> cpuSig = failure();
   if (!onGpu) {
     cpuModule = source->clone();
-    if (failed(compileTileProgram(*cpuModule, opts, "cpu")))
+    if (failed(compileRunTileProgram(*cpuModule, opts, "cpu")))
       return fail("compiling the tile program failed");
     cpuSig = analyzeKernel(*cpuModule);
     if (failed(cpuSig))
@@ -364,8 +327,6 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
                                          describe<4>(t.v), describe<4>(t.o)};
   StridedMemRefDescriptor<3> lseDesc = describe<3>(t.lse);
   std::unique_ptr<CpuExecutable> exe;
-  std::vector<void *> cpuArgs;
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
 
   CudaDriver *driver = nullptr;
   std::vector<DevicePtr> deviceBuffers;
@@ -374,30 +335,21 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   void *function = nullptr;
 
   if (!onGpu) {
-    std::vector<bool> memrefArgs;
-    for (const KernelArgument &arg : sig.arguments) {
-      memrefArgs.push_back(arg.kind != Kind::Scale);
-      if (arg.kind == Kind::Scale)
-        cpuArgs.push_back(&scale);
-      else if (arg.kind == Kind::Lse)
-        cpuArgs.push_back(&lseDesc);
-      else
-        cpuArgs.push_back(&desc4[static_cast<int>(arg.kind)]);
-    }
-    PassManager pm(&ctx);
-    buildCpuLoweringPipeline(pm);
-    if (failed(pm.run(*cpuModule)))
+    std::string object;
+    if (failed(compileToHostObject(*cpuModule, object)))
       return fail("lowering to the CPU failed");
-    exe = CpuExecutable::create(*cpuModule, sig.name, memrefArgs, error);
+    exe = CpuExecutable::load(object, sig.name, sig.find(Kind::Lse) >= 0,
+                              sig.find(Kind::Scale) >= 0, error);
     if (!exe)
       return fail("JIT compilation failed: " + error);
     launch = [&](std::string &) {
-      exe->launch(cpuArgs, n0, n1, threads);
+      exe->launch(&desc4[0], &desc4[1], &desc4[2], &desc4[3], &lseDesc, scale,
+                  n0, n1, /*threads=*/0);
       return true;
     };
-    timeLaunch = [&](double &ms, std::string &) {
+    timeLaunch = [&](double &ms, std::string &err) {
       auto start = std::chrono::steady_clock::now();
-      exe->launch(cpuArgs, n0, n1, threads);
+      launch(err);
       auto stop = std::chrono::steady_clock::now();
       ms = std::chrono::duration<double, std::milli>(stop - start).count();
       return true;

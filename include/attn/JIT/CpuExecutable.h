@@ -1,18 +1,22 @@
-//===- CpuExecutable.h - a tile kernel JIT-compiled for the host -*- C++ -*-===//
+//===- CpuExecutable.h - a tile kernel's object code, loaded ----*- C++ -*-===//
+//
+// The host side of the CPU target: the object code compileToHostObject made
+// (or the on-disk cache kept) is linked into an in-process ORC JIT, and the
+// kernel's grid entry `_mlir_ciface_<kernel>_grid` is called on threads.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef ATTN_JIT_CPUEXECUTABLE_H
 #define ATTN_JIT_CPUEXECUTABLE_H
-
-#include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace mlir {
-class ExecutionEngine;
-} // namespace mlir
+namespace llvm::orc {
+class LLJIT;
+} // namespace llvm::orc
 
 namespace mlir::attn {
 
@@ -29,25 +33,25 @@ class CpuExecutable {
 public:
   ~CpuExecutable();
 
-  /// JIT-compiles `module`, already lowered by buildCpuLoweringPipeline, and
-  /// finds the grid entry of kernel `kernelName`, whose arguments are memrefs
-  /// where `memrefArgs` says so and f32 scalars elsewhere. On failure returns
-  /// null and sets `error`.
-  static std::unique_ptr<CpuExecutable>
-  create(ModuleOp module, const std::string &kernelName,
-         std::vector<bool> memrefArgs, std::string &error);
+  /// Links `object` and finds the grid entry of kernel `kernelName`, which
+  /// takes Q, K, V, O (rank-4 memrefs), then an LSE (rank-3) when `hasLse`,
+  /// then an f32 scale when `hasScale`. Null with `error` set on failure.
+  static std::unique_ptr<CpuExecutable> load(const std::string &object,
+                                             const std::string &kernelName,
+                                             bool hasLse, bool hasScale,
+                                             std::string &error);
 
-  /// Runs the n0 x n1 grid on `threads` threads. `args` holds one pointer per
-  /// kernel argument: to a StridedMemRefDescriptor for memrefs, to a float
-  /// for the scale.
-  void launch(const std::vector<void *> &args, int64_t n0, int64_t n1,
-              unsigned threads) const;
+  /// Runs the n0 x n1 grid on `threads` threads (0: all hardware threads).
+  void launch(StridedMemRefDescriptor<4> *q, StridedMemRefDescriptor<4> *k,
+              StridedMemRefDescriptor<4> *v, StridedMemRefDescriptor<4> *o,
+              StridedMemRefDescriptor<3> *lse, float scale, int64_t n0,
+              int64_t n1, unsigned threads) const;
 
 private:
   CpuExecutable() = default;
-  std::unique_ptr<ExecutionEngine> engine;
-  void (*entry)(void **) = nullptr;
-  std::vector<bool> memrefArgs;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  void *entry = nullptr;
+  bool hasLse = false, hasScale = false;
 };
 
 } // namespace mlir::attn

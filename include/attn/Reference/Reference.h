@@ -19,21 +19,6 @@
 
 namespace attn {
 
-/// Causal mask alignment.
-enum class CausalKind {
-  /// No mask: every query sees every key.
-  None,
-  /// torch SDPA is_causal: query i sees keys j <= i.
-  TopLeft,
-  /// FlashAttention-2: query i sees keys j <= i + SKV - SQ.
-  BottomRight,
-};
-
-/// "" or "none" -> None, "top_left", "bottom_right"; nullopt otherwise.
-std::optional<CausalKind> parseCausalKind(const std::string &name);
-/// "none", "top_left" or "bottom_right".
-const char *causalKindName(CausalKind causal);
-
 /// Whether query `i` may see key `j` under `causal`, for sequence lengths
 /// `seqLenQ` and `seqLenKV`.
 bool isUnmasked(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,

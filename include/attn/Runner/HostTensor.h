@@ -9,6 +9,8 @@
 #ifndef ATTN_RUNNER_HOSTTENSOR_H
 #define ATTN_RUNNER_HOSTTENSOR_H
 
+#include "attn/Support/Types.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -43,15 +45,6 @@ float bf16ToFloat(uint16_t bits);
 // DType
 //===----------------------------------------------------------------------===//
 
-/// Element type of a host tensor.
-enum class DType { F16, BF16, F32 };
-
-/// "f16" / "bf16" / "f32" to a DType; nullopt for anything else.
-std::optional<DType> parseDType(const std::string &name);
-/// The DType's name as attn-run spells it ("f16", "bf16", "f32").
-const char *dtypeName(DType dtype);
-/// Bytes per element: 2, 2 or 4.
-size_t dtypeBytes(DType dtype);
 /// Rounds `value` to the nearest value representable in `dtype` (ties to
 /// even), returned as a double.
 double roundToDType(DType dtype, double value);

@@ -21,9 +21,16 @@ using DevicePtr = uint64_t;
 
 class CudaDriver {
 public:
-  /// The process-wide driver, initialised on device 0; null with `error` set
-  /// when there is no driver or no GPU.
+  /// The process-wide driver; null with `error` set when there is no driver
+  /// or no GPU. When the calling thread has no current context (as a plain
+  /// program), device 0's primary context is made current; a context the
+  /// caller made current (as PyTorch does) is kept.
   static CudaDriver *get(std::string &error);
+
+  /// The calling thread's current CUDA context (CUcontext).
+  void *currentContext() const;
+  /// Compute capability of the current context's device.
+  bool computeCapability(int &major, int &minor, std::string &error) const;
 
   std::string deviceName() const { return name; }
 
@@ -39,7 +46,8 @@ public:
                   void *&function, std::string &error);
   bool launch(void *function, unsigned gridX, unsigned gridY,
               unsigned blockX, unsigned sharedBytes,
-              std::vector<void *> &params, std::string &error);
+              std::vector<void *> &params, std::string &error,
+              void *stream = nullptr);
   bool synchronize(std::string &error);
   /// Milliseconds `run` takes on the GPU, timed with CUDA events.
   bool time(const std::function<bool(std::string &)> &run, float &ms,
@@ -62,7 +70,9 @@ private:
        *cuCtxSynchronize = nullptr, *cuGetErrorName = nullptr,
        *cuEventCreate = nullptr, *cuEventRecord = nullptr,
        *cuEventSynchronize = nullptr, *cuEventElapsedTime = nullptr,
-       *cuEventDestroy = nullptr, *cuFuncSetAttribute = nullptr;
+       *cuEventDestroy = nullptr, *cuFuncSetAttribute = nullptr,
+       *cuCtxGetCurrent = nullptr, *cuCtxGetDevice = nullptr,
+       *cuDeviceGetAttribute = nullptr;
 };
 
 } // namespace mlir::attn

@@ -1,0 +1,118 @@
+/*===- attn.h - the C API of attn-mlir ------------------------------------===*
+ *
+ * A plain-C layer over the C++ JIT API (attn/JIT/Attention.h), for FFI
+ * users such as the Python package (ctypes). Every function returns an
+ * attn_status; on failure attn_last_error() says why, in the calling thread.
+ *
+ *   attn_spec spec = {ATTN_F16, 128, 0, ATTN_CAUSAL_NONE, 1, 0};
+ *   attn_kernel *kernel;
+ *   if (attn_kernel_get(&spec, "cpu", &kernel) != ATTN_OK)
+ *     fprintf(stderr, "%s\n", attn_last_error());
+ *   attn_tensor q = {ptr, 4, {B, H, S, D}, {H * S * D, S * D, D, 1}}; ...
+ *   attn_kernel_launch(kernel, &q, &k, &v, &o, NULL, NULL, NULL);
+ *   attn_kernel_release(kernel);
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef ATTN_C_ATTN_H
+#define ATTN_C_ATTN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTN_C_API_VERSION 1
+
+typedef enum attn_status {
+  ATTN_OK = 0,
+  /** A bad spec, target or argument (the message says which). */
+  ATTN_ERROR_INVALID_ARGUMENT = 1,
+  /** Compiling the kernel failed. */
+  ATTN_ERROR_COMPILE = 2,
+  /** The run failed: no CUDA driver or GPU, a CUDA error, ... */
+  ATTN_ERROR_RUNTIME = 3,
+} attn_status;
+
+typedef enum attn_dtype { ATTN_F16 = 0, ATTN_BF16 = 1, ATTN_F32 = 2 } attn_dtype;
+
+typedef enum attn_causal {
+  ATTN_CAUSAL_NONE = 0,
+  /** torch's is_causal: query i sees keys j <= i. */
+  ATTN_CAUSAL_TOP_LEFT = 1,
+  /** FlashAttention's: query i sees keys j <= i + seq_kv - seq_q. */
+  ATTN_CAUSAL_BOTTOM_RIGHT = 2,
+} attn_causal;
+
+/** What is compiled into a kernel. */
+typedef struct attn_spec {
+  int32_t dtype;      /**< attn_dtype of Q, K, V, O */
+  int64_t head_dim;   /**< Q/K head dim: multiple of 8 in [16, 256] */
+  int64_t head_dim_v; /**< V/O head dim; 0 = head_dim */
+  int32_t causal;     /**< attn_causal */
+  int64_t gqa_ratio;  /**< query heads per K/V head (>= 1) */
+  int32_t with_lse;   /**< nonzero: the kernel also writes the LSE */
+} attn_spec;
+
+/** A strided tensor: sizes and strides in elements, logical order
+ *  [batch, heads, seq, head_dim] (rank 4) or [batch, heads, seq_q] for the
+ *  LSE (rank 3, f32). Host memory for "cpu", a device address for CUDA. */
+typedef struct attn_tensor {
+  void *data;
+  int32_t rank;
+  int64_t sizes[4];
+  int64_t strides[4];
+} attn_tensor;
+
+typedef struct attn_kernel attn_kernel;
+
+typedef struct attn_kernel_info {
+  int64_t block_m;        /**< query rows per program */
+  int32_t origin;         /**< 0 compiled, 1 memory cache, 2 disk cache */
+  char target[64];        /**< "cpu" or "cuda:<chip>" */
+} attn_kernel_info;
+
+typedef struct attn_cache_stats {
+  uint64_t memory_hits;
+  uint64_t disk_hits;
+  uint64_t compilations;
+} attn_cache_stats;
+
+/** The message of the calling thread's last failure ("" if none). */
+const char *attn_last_error(void);
+
+/** The library's version ("attn-mlir 0.1.0 (LLVM 22.x)"). */
+const char *attn_version(void);
+
+/** Gets the kernel for `spec` on `target` ("cpu", "cuda", "cuda:sm_90a"),
+ *  from the cache or compiled. Release it with attn_kernel_release. */
+attn_status attn_kernel_get(const attn_spec *spec, const char *target,
+                            attn_kernel **out);
+
+/** Describes a kernel. */
+attn_status attn_kernel_get_info(const attn_kernel *kernel,
+                                 attn_kernel_info *info);
+
+/** Runs the attention. `lse` only for a spec with_lse (else NULL); `scale`
+ *  NULL means 1/sqrt(head_dim); `stream` is a CUstream (NULL: the default
+ *  stream; ignored on the CPU). CUDA launches are asynchronous. */
+attn_status attn_kernel_launch(const attn_kernel *kernel, const attn_tensor *q,
+                               const attn_tensor *k, const attn_tensor *v,
+                               const attn_tensor *o, const attn_tensor *lse,
+                               const float *scale, void *stream);
+
+/** Drops the caller's reference (the cache keeps its own). NULL is fine. */
+void attn_kernel_release(attn_kernel *kernel);
+
+/** Cache counts since start (or attn_cache_clear). */
+attn_status attn_cache_get_stats(attn_cache_stats *stats);
+
+/** Forgets the in-memory cache; the on-disk cache stays. */
+void attn_cache_clear(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_C_ATTN_H */

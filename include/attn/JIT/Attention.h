@@ -1,0 +1,160 @@
+//===- Attention.h - the C++ JIT API of attn-mlir ---------------*- C++ -*-===//
+//
+// Describe an attention, get a compiled Kernel for a target (from the cache
+// when it was compiled before), launch it on pointers:
+//
+//   attn::AttentionSpec spec;
+//   spec.dtype = attn::DType::F16;
+//   spec.headDim = 128;
+//   spec.causal = attn::CausalKind::TopLeft;
+//   std::string error;
+//   auto kernel = attn::getKernel(spec, *attn::Target::parse("cpu", error),
+//                                 error);
+//   attn::LaunchArgs args;            // q, k, v, o: data + sizes + strides
+//   ...
+//   if (!kernel || !kernel->launch(args, error)) report(error);
+//
+// Everything compiled in is in the AttentionSpec (plus the Target); lengths,
+// batch, heads, strides and the scale are launch arguments. Plain C++: no
+// LLVM or MLIR header is needed to use it. Thread-safe.
+//
+// Caches: kernels live in a process-wide in-memory cache keyed by the spec,
+// the target and the compiler build; compiled code (PTX for CUDA targets,
+// object code for the CPU) is also kept in $ATTN_CACHE_DIR (default
+// $XDG_CACHE_HOME/attn-mlir or ~/.cache/attn-mlir; "off" disables it), written
+// by atomic rename so that several processes can share it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_JIT_ATTENTION_H
+#define ATTN_JIT_ATTENTION_H
+
+#include "attn/Support/Types.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace attn {
+
+/// What is compiled into a kernel.
+struct AttentionSpec {
+  /// Element type of Q, K, V and O (the LSE is f32).
+  DType dtype = DType::F16;
+  /// Q/K head dim: a multiple of 8 in [16, 256].
+  int64_t headDim = 0;
+  /// V/O head dim (same rule); 0 means headDim.
+  int64_t headDimV = 0;
+  CausalKind causal = CausalKind::None;
+  /// Query heads per K/V head (1: multi-head, heads: multi-query).
+  int64_t gqaRatio = 1;
+  /// Whether the kernel also writes the log-sum-exp of each query row.
+  bool withLse = false;
+
+  /// headDimV, or headDim when it is 0.
+  int64_t effectiveHeadDimV() const { return headDimV ? headDimV : headDim; }
+  /// "" when the spec can be compiled, else what is wrong with it.
+  std::string validate() const;
+  /// Canonical text of every field ("dtype=f16 d=128 dv=128 ...").
+  std::string str() const;
+};
+
+/// Where a kernel runs.
+struct Target {
+  enum class Kind { Cpu, Cuda };
+  Kind kind = Kind::Cpu;
+  /// CUDA: the chip the PTX is for ("sm_90a", "sm_80", ...).
+  std::string chip;
+
+  /// "cpu", "cuda" (the chip of the current CUDA device; needs a driver) or
+  /// "cuda:<chip>" such as "cuda:sm_90a". nullopt with `error` set otherwise.
+  static std::optional<Target> parse(const std::string &text,
+                                     std::string &error);
+  /// "cpu" or "cuda:<chip>".
+  std::string str() const;
+};
+
+/// A strided tensor: `data` (host memory for the CPU target, a CUDA device
+/// address for CUDA), sizes and strides in elements in logical order:
+/// [batch, heads, seq, head_dim] for Q, K, V, O (the head dim must be
+/// contiguous: stride 1), [batch, heads, seq_q] for the LSE.
+struct TensorRef {
+  void *data = nullptr;
+  int rank = 4;
+  int64_t sizes[4] = {0, 0, 0, 0};
+  int64_t strides[4] = {0, 0, 0, 0};
+};
+
+/// The run-time arguments of one launch.
+struct LaunchArgs {
+  TensorRef q, k, v, o;
+  /// Only for a spec withLse (rank 3, f32).
+  TensorRef lse;
+  /// Softmax scale; 1/sqrt(headDim) when unset.
+  std::optional<float> scale;
+  /// CUDA: the CUstream to launch on (null: the default stream). The launch
+  /// is asynchronous there; on the CPU it returns when the output is written.
+  void *stream = nullptr;
+  /// CPU: worker threads (0: all hardware threads).
+  unsigned threads = 0;
+};
+
+/// Where getKernel found a kernel.
+enum class KernelOrigin { Compiled, MemoryCache, DiskCache };
+const char *kernelOriginName(KernelOrigin origin);
+
+class Kernel {
+public:
+  virtual ~Kernel();
+  const AttentionSpec &spec() const { return spec_; }
+  const Target &target() const { return target_; }
+  /// Query rows per program: the grid is ceil(seq_q / blockM) x batch*heads.
+  int64_t blockM() const { return blockM_; }
+  /// CUDA targets: the kernel's PTX; empty for the CPU.
+  virtual const std::string &ptx() const;
+
+  enum class Failure { None, InvalidArgument, Runtime };
+  /// Checks `args` against the spec (shapes, strides, null pointers,
+  /// alignment) and runs the attention. False with `error` set when the
+  /// arguments are wrong (nothing ran) or the launch failed; `failure`, when
+  /// given, says which.
+  bool launch(const LaunchArgs &args, std::string &error,
+              Failure *failure = nullptr) const;
+
+protected:
+  Kernel(AttentionSpec spec, Target target, int64_t blockM)
+      : spec_(std::move(spec)), target_(std::move(target)), blockM_(blockM) {}
+  virtual bool run(const LaunchArgs &args, float scale, int64_t gridX,
+                   int64_t gridY, std::string &error) const = 0;
+
+private:
+  AttentionSpec spec_;
+  Target target_;
+  int64_t blockM_;
+};
+
+/// The kernel for `spec` on `target`: from the in-memory cache, else from
+/// the on-disk cache, else compiled (and stored in both). Concurrent calls
+/// for the same spec compile it once. Null with `error` set when the spec is
+/// invalid or compilation fails.
+std::shared_ptr<const Kernel> getKernel(const AttentionSpec &spec,
+                                        const Target &target,
+                                        std::string &error,
+                                        KernelOrigin *origin = nullptr);
+
+struct CacheStats {
+  uint64_t memoryHits = 0;
+  uint64_t diskHits = 0;
+  uint64_t compilations = 0;
+};
+/// Counts since the process started (or the last clearMemoryCache).
+CacheStats cacheStats();
+/// Forgets the in-memory cache and resets the counts (the disk stays).
+void clearMemoryCache();
+/// The on-disk cache directory in use; empty when disabled.
+std::string cacheDirectory();
+
+} // namespace attn
+
+#endif // ATTN_JIT_ATTENTION_H

@@ -1,0 +1,51 @@
+//===- KernelCompiler.h - spec -> module -> PTX or object code --*- C++ -*-===//
+//
+// The compilation steps shared by attn-run and the JIT API (Attention.h):
+// the generated kernel of an AttentionSpec, the tile program with the
+// target's tile sizes, and its lowering to PTX or to host object code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_JIT_KERNELCOMPILER_H
+#define ATTN_JIT_KERNELCOMPILER_H
+
+#include "attn/JIT/Attention.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+
+namespace mlir::attn {
+
+/// The kernel name of generated modules.
+constexpr const char *kGeneratedKernelName = "attention";
+
+/// `func.func @attention(q, k, v, o, [lse,] scale)` holding one
+/// attn.flash_attention with everything of `spec` compiled in: dtype, head
+/// dims, mask, GQA ratio, and a contiguous head dim (the other strides and
+/// all sizes are dynamic).
+OwningOpRef<ModuleOp> buildFlashAttentionModule(MLIRContext *ctx,
+                                                const ::attn::AttentionSpec &spec);
+
+/// Expands and optimises the tile program of `module` with the tile sizes
+/// of `target` ("cpu" or "gpu") for these head dims and element size.
+LogicalResult compileTileProgram(ModuleOp module, const std::string &target,
+                                 int64_t headDim, int64_t headDimV,
+                                 int64_t elementBytes);
+
+/// Tile program -> PTX for `target`'s chip (no CUDA needed).
+FailureOr<std::string> compileToPtx(ModuleOp module, const GpuTarget &target);
+
+/// Tile program -> relocatable object code for this host's CPU (-O3), in
+/// `object`. The caller loads it with CpuExecutable::load.
+LogicalResult compileToHostObject(ModuleOp module, std::string &object);
+
+/// The host CPU and its features: part of every CPU cache key, since the
+/// object code is compiled for them.
+std::string hostCpuDescription();
+
+} // namespace mlir::attn
+
+#endif // ATTN_JIT_KERNELCOMPILER_H

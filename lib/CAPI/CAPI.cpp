@@ -1,0 +1,155 @@
+//===- CAPI.cpp - the C API over the C++ JIT API --------------------------===//
+
+#include "attn-c/attn.h"
+#include "attn/JIT/Attention.h"
+
+#include "llvm/Config/llvm-config.h"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+using namespace attn;
+
+struct attn_kernel {
+  std::shared_ptr<const Kernel> kernel;
+  KernelOrigin origin;
+};
+
+namespace {
+thread_local std::string lastError;
+
+attn_status failWith(attn_status status, std::string message) {
+  lastError = std::move(message);
+  return status;
+}
+
+bool toTensor(const attn_tensor *in, TensorRef &out, const char *name,
+              std::string &error) {
+  if (!in) {
+    error = std::string(name) + " is NULL";
+    return false;
+  }
+  if (in->rank < 1 || in->rank > 4) {
+    error = std::string(name) + " has rank " + std::to_string(in->rank) +
+            " (expected 4, or 3 for the LSE)";
+    return false;
+  }
+  out.data = in->data;
+  out.rank = in->rank;
+  for (int i = 0; i < 4; ++i) {
+    out.sizes[i] = i < in->rank ? in->sizes[i] : 0;
+    out.strides[i] = i < in->rank ? in->strides[i] : 0;
+  }
+  return true;
+}
+} // namespace
+
+extern "C" {
+
+const char *attn_last_error(void) { return lastError.c_str(); }
+
+const char *attn_version(void) {
+  return "attn-mlir 0.1.0 (LLVM " LLVM_VERSION_STRING ")";
+}
+
+attn_status attn_kernel_get(const attn_spec *spec, const char *target,
+                            attn_kernel **out) {
+  if (!spec || !target || !out)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "attn_kernel_get: spec, target and out must not be NULL");
+  *out = nullptr;
+  if (spec->dtype < 0 || spec->dtype > 2)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "unknown dtype " + std::to_string(spec->dtype) +
+                        " (ATTN_F16, ATTN_BF16 or ATTN_F32)");
+  if (spec->causal < 0 || spec->causal > 2)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "unknown causal " + std::to_string(spec->causal) +
+                        " (ATTN_CAUSAL_NONE, _TOP_LEFT or _BOTTOM_RIGHT)");
+  AttentionSpec s;
+  s.dtype = DType(spec->dtype);
+  s.headDim = spec->head_dim;
+  s.headDimV = spec->head_dim_v;
+  s.causal = CausalKind(spec->causal);
+  s.gqaRatio = spec->gqa_ratio;
+  s.withLse = spec->with_lse != 0;
+  std::string error = s.validate();
+  if (!error.empty())
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
+  try {
+    std::optional<Target> t = Target::parse(target, error);
+    if (!t)
+      // "cuda" fails only when there is no driver or device.
+      return failWith(std::string(target) == "cuda"
+                          ? ATTN_ERROR_RUNTIME
+                          : ATTN_ERROR_INVALID_ARGUMENT,
+                      error);
+    KernelOrigin origin;
+    auto kernel = getKernel(s, *t, error, &origin);
+    if (!kernel)
+      return failWith(ATTN_ERROR_COMPILE, error);
+    *out = new attn_kernel{std::move(kernel), origin};
+    return ATTN_OK;
+  } catch (const std::exception &e) {
+    return failWith(ATTN_ERROR_COMPILE, e.what());
+  }
+}
+
+attn_status attn_kernel_get_info(const attn_kernel *kernel,
+                                 attn_kernel_info *info) {
+  if (!kernel || !info)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "attn_kernel_get_info: kernel and info must not be NULL");
+  info->block_m = kernel->kernel->blockM();
+  info->origin = int32_t(kernel->origin);
+  std::string target = kernel->kernel->target().str();
+  std::snprintf(info->target, sizeof(info->target), "%s", target.c_str());
+  return ATTN_OK;
+}
+
+attn_status attn_kernel_launch(const attn_kernel *kernel, const attn_tensor *q,
+                               const attn_tensor *k, const attn_tensor *v,
+                               const attn_tensor *o, const attn_tensor *lse,
+                               const float *scale, void *stream) {
+  if (!kernel)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "attn_kernel_launch: kernel is NULL");
+  LaunchArgs args;
+  std::string error;
+  if (!toTensor(q, args.q, "Q", error) || !toTensor(k, args.k, "K", error) ||
+      !toTensor(v, args.v, "V", error) || !toTensor(o, args.o, "O", error) ||
+      (lse && !toTensor(lse, args.lse, "LSE", error)))
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
+  if (!lse && kernel->kernel->spec().withLse)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "the kernel writes an LSE but the LSE tensor is NULL");
+  if (scale)
+    args.scale = *scale;
+  args.stream = stream;
+  Kernel::Failure failure;
+  if (!kernel->kernel->launch(args, error, &failure))
+    return failWith(failure == Kernel::Failure::Runtime
+                        ? ATTN_ERROR_RUNTIME
+                        : ATTN_ERROR_INVALID_ARGUMENT,
+                    error);
+  return ATTN_OK;
+}
+
+void attn_kernel_release(attn_kernel *kernel) { delete kernel; }
+
+attn_status attn_cache_get_stats(attn_cache_stats *stats) {
+  if (!stats)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT, "stats is NULL");
+  CacheStats s = cacheStats();
+  stats->memory_hits = s.memoryHits;
+  stats->disk_hits = s.diskHits;
+  stats->compilations = s.compilations;
+  return ATTN_OK;
+}
+
+void attn_cache_clear(void) { clearMemoryCache(); }
+
+} // extern "C"

@@ -1,0 +1,261 @@
+//===- Attention.cpp - specs, targets, launch checks ----------------------===//
+//
+// The target-independent half of the JIT API: what a spec may be, how a
+// target is named, and the checks every launch passes before any code runs.
+// The CPU and CUDA kernels are in TargetKernels.cpp, the caches in
+// KernelCache.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/JIT/Attention.h"
+#include "attn/Runtime/CudaDriver.h"
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+
+using namespace attn;
+
+//===----------------------------------------------------------------------===//
+// AttentionSpec, Target
+//===----------------------------------------------------------------------===//
+
+static bool supportedHeadDim(int64_t d) {
+  return d >= 16 && d <= 256 && d % 8 == 0;
+}
+
+std::string AttentionSpec::validate() const {
+  if (!supportedHeadDim(headDim))
+    return "head dim " + std::to_string(headDim) +
+           " is not supported (expected a multiple of 8 in [16, 256])";
+  if (headDimV != 0 && !supportedHeadDim(headDimV))
+    return "V head dim " + std::to_string(headDimV) +
+           " is not supported (expected a multiple of 8 in [16, 256])";
+  if (gqaRatio < 1)
+    return "gqa ratio " + std::to_string(gqaRatio) +
+           " must be at least 1 (query heads per K/V head)";
+  if (int(causal) < 0 || int(causal) > 2)
+    return "unknown causal alignment " + std::to_string(int(causal));
+  if (int(dtype) < 0 || int(dtype) > 2)
+    return "unknown dtype " + std::to_string(int(dtype));
+  return "";
+}
+
+std::string AttentionSpec::str() const {
+  return std::string("dtype=") + dtypeName(dtype) +
+         " d=" + std::to_string(headDim) +
+         " dv=" + std::to_string(effectiveHeadDimV()) +
+         " causal=" + causalKindName(causal) +
+         " gqa=" + std::to_string(gqaRatio) + " lse=" + (withLse ? "1" : "0");
+}
+
+/// "sm_<major><minor>[a]" with a compute capability of 8.0 or more (the
+/// mma.sync shapes the GPU schedule uses).
+static bool validChip(const std::string &chip, std::string &error) {
+  std::string digits = chip.size() > 3 ? chip.substr(3) : "";
+  if (!digits.empty() && digits.back() == 'a')
+    digits.pop_back();
+  bool ok = chip.rfind("sm_", 0) == 0 && digits.size() >= 2 &&
+            digits.size() <= 3 &&
+            digits.find_first_not_of("0123456789") == std::string::npos;
+  if (!ok) {
+    error = "unknown CUDA chip '" + chip + "' (expected sm_80, sm_90a, ...)";
+    return false;
+  }
+  if (std::stoi(digits) < 80) {
+    error = "CUDA chip " + chip +
+            " is not supported: the tensor-core schedule needs sm_80 or newer";
+    return false;
+  }
+  return true;
+}
+
+std::optional<Target> Target::parse(const std::string &text,
+                                    std::string &error) {
+  Target target;
+  if (text == "cpu")
+    return target;
+  target.kind = Kind::Cuda;
+  if (text.rfind("cuda:", 0) == 0) {
+    target.chip = text.substr(5);
+    if (!validChip(target.chip, error))
+      return std::nullopt;
+    return target;
+  }
+  if (text != "cuda") {
+    error = "unknown target '" + text +
+            "' (expected cpu, cuda or cuda:<chip> such as cuda:sm_90a)";
+    return std::nullopt;
+  }
+  // The current device decides: sm_90 gets its arch-specific variant.
+  mlir::attn::CudaDriver *driver = mlir::attn::CudaDriver::get(error);
+  if (!driver)
+    return std::nullopt;
+  int major = 0, minor = 0;
+  if (!driver->computeCapability(major, minor, error))
+    return std::nullopt;
+  target.chip = "sm_" + std::to_string(major * 10 + minor) +
+                (major == 9 && minor == 0 ? "a" : "");
+  if (!validChip(target.chip, error))
+    return std::nullopt;
+  return target;
+}
+
+std::string Target::str() const {
+  return kind == Kind::Cpu ? "cpu" : "cuda:" + chip;
+}
+
+const char *attn::kernelOriginName(KernelOrigin origin) {
+  switch (origin) {
+  case KernelOrigin::Compiled:
+    return "compiled";
+  case KernelOrigin::MemoryCache:
+    return "memory-cache";
+  case KernelOrigin::DiskCache:
+    return "disk-cache";
+  }
+  return "unknown";
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel::launch: argument checks
+//===----------------------------------------------------------------------===//
+
+Kernel::~Kernel() = default;
+
+const std::string &Kernel::ptx() const {
+  static const std::string none;
+  return none;
+}
+
+namespace {
+std::string shapeText(const TensorRef &t) {
+  std::ostringstream os;
+  os << "[";
+  for (int i = 0; i < t.rank && i < 4; ++i)
+    os << (i ? ", " : "") << t.sizes[i];
+  os << "]";
+  return os.str();
+}
+
+/// Rank, sizes, strides and pointer of one tensor on their own.
+bool checkTensor(const TensorRef &t, const char *name, int rank,
+                 size_t elementBytes, bool unitInnerStride,
+                 std::string &error) {
+  if (!t.data) {
+    error = std::string(name) + " is a null pointer";
+    return false;
+  }
+  if (t.rank != rank) {
+    error = std::string(name) + " must have rank " + std::to_string(rank) +
+            ", it has " + std::to_string(t.rank);
+    return false;
+  }
+  for (int i = 0; i < rank; ++i) {
+    if (t.sizes[i] < 0 || t.strides[i] < 0) {
+      error = std::string(name) + ": dimension " + std::to_string(i) +
+              " has size " + std::to_string(t.sizes[i]) + " and stride " +
+              std::to_string(t.strides[i]) +
+              " (negative sizes and strides are not supported)";
+      return false;
+    }
+  }
+  if (unitInnerStride && t.strides[rank - 1] != 1 && t.sizes[rank - 1] > 1) {
+    error = std::string(name) + ": the head dim must be contiguous (stride " +
+            "1), it has stride " + std::to_string(t.strides[rank - 1]);
+    return false;
+  }
+  if (reinterpret_cast<uintptr_t>(t.data) % elementBytes != 0) {
+    error = std::string(name) + " is not aligned to its element size (" +
+            std::to_string(elementBytes) + " bytes)";
+    return false;
+  }
+  // The largest element offset must fit the kernel's 64-bit indexing.
+  double extent = 0;
+  for (int i = 0; i < rank; ++i)
+    extent += double(t.sizes[i] ? t.sizes[i] - 1 : 0) * double(t.strides[i]);
+  if (extent * double(elementBytes) > double(INT64_MAX) / 2) {
+    error = std::string(name) + " spans more memory than 64-bit offsets allow";
+    return false;
+  }
+  return true;
+}
+} // namespace
+
+bool Kernel::launch(const LaunchArgs &args, std::string &error,
+                    Failure *failure) const {
+  Failure ignored;
+  Failure &kind = failure ? *failure : ignored;
+  kind = Failure::InvalidArgument;
+  size_t bytes = dtypeBytes(spec_.dtype);
+  if (!checkTensor(args.q, "Q", 4, bytes, true, error) ||
+      !checkTensor(args.k, "K", 4, bytes, true, error) ||
+      !checkTensor(args.v, "V", 4, bytes, true, error) ||
+      !checkTensor(args.o, "O", 4, bytes, true, error))
+    return false;
+  const int64_t *q = args.q.sizes, *k = args.k.sizes, *v = args.v.sizes,
+                *o = args.o.sizes;
+  int64_t D = spec_.headDim, DV = spec_.effectiveHeadDimV();
+  auto mismatch = [&](const std::string &what) {
+    error = what + " (Q " + shapeText(args.q) + ", K " + shapeText(args.k) +
+            ", V " + shapeText(args.v) + ", O " + shapeText(args.o) +
+            "; sizes are [batch, heads, seq, head_dim])";
+    return false;
+  };
+  if (k[0] != q[0] || v[0] != q[0] || o[0] != q[0])
+    return mismatch("Q, K, V and O must have the same batch size");
+  if (q[3] != D || k[3] != D)
+    return mismatch("Q and K must have head dim " + std::to_string(D) +
+                    " as the kernel was compiled for");
+  if (v[3] != DV || o[3] != DV)
+    return mismatch("V and O must have head dim " + std::to_string(DV) +
+                    " as the kernel was compiled for");
+  if (o[1] != q[1] || o[2] != q[2])
+    return mismatch("O must have Q's heads and sequence length");
+  if (v[1] != k[1] || v[2] != k[2])
+    return mismatch("V must have K's heads and sequence length");
+  if (k[1] * spec_.gqaRatio != q[1])
+    return mismatch("Q must have gqa_ratio (" +
+                    std::to_string(spec_.gqaRatio) +
+                    ") times as many heads as K and V, as the kernel was "
+                    "compiled for");
+  int64_t B = q[0], H = q[1], SQ = q[2], SKV = k[2];
+  if (spec_.withLse) {
+    if (!checkTensor(args.lse, "LSE", 3, 4, false, error))
+      return false;
+    if (args.lse.sizes[0] != B || args.lse.sizes[1] != H ||
+        args.lse.sizes[2] != SQ)
+      return mismatch("LSE must have sizes [batch, heads, seq_q] = [" +
+                      std::to_string(B) + ", " + std::to_string(H) + ", " +
+                      std::to_string(SQ) + "], it has " +
+                      shapeText(args.lse));
+  } else if (args.lse.data) {
+    error = "an LSE tensor was given but the kernel was compiled without "
+            "one (AttentionSpec::withLse)";
+    return false;
+  }
+  float scale = args.scale ? *args.scale : float(1.0 / std::sqrt(double(D)));
+  if (!std::isfinite(scale)) {
+    error = "the softmax scale must be finite";
+    return false;
+  }
+  if (B == 0 || H == 0 || SQ == 0) {
+    kind = Failure::None;
+    return true; // Nothing to compute, nothing to write.
+  }
+  if (SKV == 0) {
+    error = "K and V have no keys (seq_kv is 0): the softmax is undefined";
+    return false;
+  }
+  int64_t gridX = (SQ + blockM_ - 1) / blockM_, gridY = B * H;
+  if (target_.kind == Target::Kind::Cuda && gridY > 65535) {
+    error = "batch * heads = " + std::to_string(gridY) +
+            " exceeds the CUDA grid's y limit of 65535";
+    return false;
+  }
+  kind = Failure::Runtime;
+  if (!run(args, scale, gridX, gridY, error))
+    return false;
+  kind = Failure::None;
+  return true;
+}

@@ -1,0 +1,218 @@
+//===- KernelCache.cpp - getKernel: memory cache, disk cache, compiler ----===//
+//
+// getKernel looks in a process-wide map first (a hit is a lock and a hash
+// lookup), then in the disk cache, then compiles. The map holds a shared
+// future per key, so threads asking for a kernel being compiled wait for
+// that one compilation; different keys compile in parallel, each in its own
+// MLIRContext.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DiskCache.h"
+#include "TargetKernels.h"
+#include "attn/InitAttn.h"
+#include "attn/JIT/Attention.h"
+#include "attn/JIT/KernelCompiler.h"
+#include "attn/JIT/KernelSignature.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <dlfcn.h>
+#include <future>
+#include <mutex>
+#include <sys/stat.h>
+#include <unordered_map>
+
+using namespace attn;
+using namespace attn::detail;
+
+namespace {
+
+struct Compiled {
+  std::shared_ptr<const Kernel> kernel;
+  std::string error;
+};
+
+struct Cache {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_future<Compiled>> kernels;
+  std::atomic<uint64_t> memoryHits{0}, diskHits{0}, compilations{0};
+};
+
+Cache &cache() {
+  static Cache *instance = new Cache(); // never destroyed: kernels may
+  return *instance;                     // outlive static destruction
+}
+
+/// Identifies the compiler build: code compiled by another build of
+/// libattn (another size or modification time) is not reused.
+const std::string &compilerIdentity() {
+  static const std::string identity = [] {
+    std::string text = "llvm " LLVM_VERSION_STRING;
+    Dl_info info;
+    struct stat st;
+    if (dladdr(reinterpret_cast<void *>(&compilerIdentity), &info) &&
+        info.dli_fname && ::stat(info.dli_fname, &st) == 0)
+      text += " libattn " + std::to_string(st.st_size) + " " +
+              std::to_string(st.st_mtim.tv_sec) + "." +
+              std::to_string(st.st_mtim.tv_nsec);
+    return text;
+  }();
+  return identity;
+}
+
+std::string diskKey(const AttentionSpec &spec, const Target &target) {
+  std::string key = spec.str() + " target=" + target.str();
+  if (target.kind == Target::Kind::Cpu)
+    key += " host=" + mlir::attn::hostCpuDescription();
+  return key + " compiler=" + compilerIdentity();
+}
+
+/// Compiles `spec` for `target` in a fresh context: the kernel's name, its
+/// block_m and its code (PTX or object code).
+bool compile(const AttentionSpec &spec, const Target &target,
+             CachedCode &code, std::string &error) {
+  mlir::DialectRegistry registry;
+  mlir::attn::registerAttnDialects(registry);
+  // One compilation per thread: the caller parallelises across kernels.
+  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
+  ctx.loadAllAvailableDialects();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
+      llvm::raw_string_ostream os(diagnostics);
+      os << diag.getLocation() << ": " << diag.str() << "\n";
+    }
+    return mlir::success();
+  });
+  auto fail = [&](const std::string &what) {
+    error = what + (diagnostics.empty() ? "" : ":\n" + diagnostics);
+    return false;
+  };
+
+  auto module = mlir::attn::buildFlashAttentionModule(&ctx, spec);
+  bool onGpu = target.kind == Target::Kind::Cuda;
+  if (mlir::failed(mlir::attn::compileTileProgram(
+          *module, onGpu ? "gpu" : "cpu", spec.headDim,
+          spec.effectiveHeadDimV(), int64_t(dtypeBytes(spec.dtype)))))
+    return fail("compiling the tile program failed");
+  auto signature = mlir::attn::analyzeKernel(*module);
+  if (mlir::failed(signature))
+    return fail("the generated kernel does not follow the kernel ABI");
+  code.kernelName = signature->name;
+  code.blockM = signature->blockM;
+  if (onGpu) {
+    mlir::attn::GpuTarget gpu;
+    gpu.chip = target.chip;
+    auto ptx = mlir::attn::compileToPtx(*module, gpu);
+    if (mlir::failed(ptx))
+      return fail("lowering to PTX for " + target.chip + " failed");
+    code.payload = std::move(*ptx);
+  } else if (mlir::failed(
+                 mlir::attn::compileToHostObject(*module, code.payload))) {
+    return fail("lowering to host object code failed");
+  }
+  return true;
+}
+
+Compiled obtain(const AttentionSpec &spec, const Target &target,
+                KernelOrigin &origin) {
+  Compiled result;
+  std::string directory = diskCacheDirectory();
+  std::string key = diskKey(spec, target);
+  CachedCode code;
+  if (readCacheEntry(directory, key, code)) {
+    result.kernel = makeKernel(spec, target, code.kernelName, code.blockM,
+                               std::move(code.payload), result.error);
+    if (result.kernel) {
+      cache().diskHits++;
+      origin = KernelOrigin::DiskCache;
+      return result;
+    }
+    // An entry that does not load is ignored and replaced.
+    result.error.clear();
+  }
+  cache().compilations++;
+  origin = KernelOrigin::Compiled;
+  if (!compile(spec, target, code, result.error))
+    return result;
+  writeCacheEntry(directory, key, code);
+  result.kernel = makeKernel(spec, target, code.kernelName, code.blockM,
+                             std::move(code.payload), result.error);
+  return result;
+}
+
+} // namespace
+
+std::shared_ptr<const Kernel> attn::getKernel(const AttentionSpec &spec,
+                                              const Target &target,
+                                              std::string &error,
+                                              KernelOrigin *origin) {
+  std::string invalid = spec.validate();
+  if (!invalid.empty()) {
+    error = invalid;
+    return nullptr;
+  }
+  if (target.kind == Target::Kind::Cuda && target.chip.empty()) {
+    error = "the CUDA target has no chip (use Target::parse)";
+    return nullptr;
+  }
+  Cache &c = cache();
+  std::string key = spec.str() + " target=" + target.str();
+  std::promise<Compiled> promise;
+  std::shared_future<Compiled> future;
+  bool owner = false;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.kernels.find(key);
+    if (it != c.kernels.end()) {
+      future = it->second;
+    } else {
+      future = promise.get_future().share();
+      c.kernels.emplace(key, future);
+      owner = true;
+    }
+  }
+  KernelOrigin found = KernelOrigin::MemoryCache;
+  if (owner) {
+    Compiled result = obtain(spec, target, found);
+    if (!result.kernel) {
+      // Failures are not cached: the next call tries again.
+      std::lock_guard<std::mutex> lock(c.mutex);
+      c.kernels.erase(key);
+    }
+    promise.set_value(std::move(result));
+  } else {
+    c.memoryHits++;
+  }
+  const Compiled &result = future.get();
+  if (!result.kernel) {
+    error = result.error;
+    return nullptr;
+  }
+  if (origin)
+    *origin = found;
+  return result.kernel;
+}
+
+CacheStats attn::cacheStats() {
+  Cache &c = cache();
+  CacheStats stats;
+  stats.memoryHits = c.memoryHits;
+  stats.diskHits = c.diskHits;
+  stats.compilations = c.compilations;
+  return stats;
+}
+
+void attn::clearMemoryCache() {
+  Cache &c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.kernels.clear();
+  c.memoryHits = c.diskHits = c.compilations = 0;
+}
+
+std::string attn::cacheDirectory() { return diskCacheDirectory(); }

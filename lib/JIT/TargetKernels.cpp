@@ -1,0 +1,133 @@
+//===- TargetKernels.cpp - Kernel for the CPU and for CUDA ----------------===//
+
+#include "TargetKernels.h"
+#include "attn/JIT/CpuExecutable.h"
+#include "attn/Runtime/CudaDriver.h"
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+using namespace attn;
+using namespace attn::detail;
+using mlir::attn::CpuExecutable;
+using mlir::attn::CudaDriver;
+using mlir::attn::StridedMemRefDescriptor;
+
+namespace {
+
+template <int Rank>
+StridedMemRefDescriptor<Rank> describe(const TensorRef &t) {
+  StridedMemRefDescriptor<Rank> desc;
+  desc.allocated = desc.aligned = t.data;
+  desc.offset = 0;
+  for (int i = 0; i < Rank; ++i) {
+    desc.sizes[i] = t.sizes[i];
+    desc.strides[i] = t.strides[i];
+  }
+  return desc;
+}
+
+class CpuKernel final : public Kernel {
+public:
+  CpuKernel(const AttentionSpec &spec, const Target &target, int64_t blockM,
+            std::unique_ptr<CpuExecutable> exe)
+      : Kernel(spec, target, blockM), exe(std::move(exe)) {}
+
+private:
+  bool run(const LaunchArgs &args, float scale, int64_t gridX, int64_t gridY,
+           std::string &) const override {
+    auto q = describe<4>(args.q), k = describe<4>(args.k),
+         v = describe<4>(args.v), o = describe<4>(args.o);
+    auto lse = describe<3>(args.lse);
+    exe->launch(&q, &k, &v, &o, &lse, scale, gridX, gridY, args.threads);
+    return true;
+  }
+  std::unique_ptr<CpuExecutable> exe;
+};
+
+class CudaKernel final : public Kernel {
+public:
+  CudaKernel(const AttentionSpec &spec, const Target &target, int64_t blockM,
+             std::string name, std::string ptxText)
+      : Kernel(spec, target, blockM), name(std::move(name)),
+        ptxText(std::move(ptxText)) {}
+  const std::string &ptx() const override { return ptxText; }
+
+private:
+  /// The kernel's function in the calling thread's context, loaded there at
+  /// its first launch (a CUDA module belongs to one context).
+  bool functionForCurrentContext(CudaDriver &driver, void *&function,
+                                 std::string &error) const {
+    void *context = driver.currentContext();
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = functions.find(context);
+    if (it != functions.end()) {
+      function = it->second;
+      return true;
+    }
+    if (!driver.loadKernel(ptxText, name, function, error))
+      return false;
+    functions.emplace(context, function);
+    return true;
+  }
+
+  bool run(const LaunchArgs &args, float scale, int64_t gridX, int64_t gridY,
+           std::string &error) const override {
+    CudaDriver *driver = CudaDriver::get(error);
+    if (!driver)
+      return false;
+    void *function = nullptr;
+    if (!functionForCurrentContext(*driver, function, error))
+      return false;
+    // Each memref is passed as its descriptor's fields (allocated, aligned,
+    // offset, sizes..., strides...), then the scale.
+    std::vector<int64_t> storage;
+    storage.reserve(5 * 11);
+    std::vector<void *> params;
+    auto pass = [&](const TensorRef &t, int rank) {
+      size_t first = storage.size();
+      storage.push_back(int64_t(reinterpret_cast<uintptr_t>(t.data)));
+      storage.push_back(int64_t(reinterpret_cast<uintptr_t>(t.data)));
+      storage.push_back(0);
+      for (int i = 0; i < rank; ++i)
+        storage.push_back(t.sizes[i]);
+      for (int i = 0; i < rank; ++i)
+        storage.push_back(t.strides[i]);
+      for (size_t i = first; i < storage.size(); ++i)
+        params.push_back(nullptr); // filled below: storage may move
+    };
+    pass(args.q, 4);
+    pass(args.k, 4);
+    pass(args.v, 4);
+    pass(args.o, 4);
+    if (spec().withLse)
+      pass(args.lse, 3);
+    for (size_t i = 0; i < storage.size(); ++i)
+      params[i] = &storage[i];
+    params.push_back(&scale);
+    unsigned threads = unsigned(blockM() / 16 * 32);
+    return driver->launch(function, unsigned(gridX), unsigned(gridY), threads,
+                          0, params, error, args.stream);
+  }
+
+  std::string name, ptxText;
+  mutable std::mutex mutex;
+  mutable std::map<void *, void *> functions;
+};
+
+} // namespace
+
+std::shared_ptr<const Kernel>
+attn::detail::makeKernel(const AttentionSpec &spec, const Target &target,
+                         const std::string &kernelName, int64_t blockM,
+                         std::string code, std::string &error) {
+  if (target.kind == Target::Kind::Cuda)
+    return std::make_shared<CudaKernel>(spec, target, blockM, kernelName,
+                                        std::move(code));
+  auto exe = CpuExecutable::load(code, kernelName, spec.withLse,
+                                 /*hasScale=*/true, error);
+  if (!exe)
+    return nullptr;
+  return std::make_shared<CpuKernel>(spec, target, blockM, std::move(exe));
+}

@@ -1,0 +1,24 @@
+//===- TargetKernels.h - Kernel for the CPU and for CUDA --------*- C++ -*-===//
+
+#ifndef ATTN_LIB_JIT_TARGETKERNELS_H
+#define ATTN_LIB_JIT_TARGETKERNELS_H
+
+#include "attn/JIT/Attention.h"
+
+#include <memory>
+#include <string>
+
+namespace attn::detail {
+
+/// A kernel from its compiled code (object code for the CPU, PTX for CUDA)
+/// as compileKernel or the disk cache gives it. Null with `error` set when
+/// the code cannot be loaded (CPU: linking; CUDA: loading happens at the
+/// first launch in each context).
+std::shared_ptr<const Kernel>
+makeKernel(const AttentionSpec &spec, const Target &target,
+           const std::string &kernelName, int64_t blockM, std::string code,
+           std::string &error);
+
+} // namespace attn::detail
+
+#endif // ATTN_LIB_JIT_TARGETKERNELS_H
