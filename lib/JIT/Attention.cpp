@@ -142,13 +142,17 @@ std::string shapeText(const TensorRef &t) {
 bool checkTensor(const TensorRef &t, const char *name, int rank,
                  size_t elementBytes, bool unitInnerStride,
                  std::string &error) {
-  if (!t.data) {
-    error = std::string(name) + " is a null pointer";
-    return false;
-  }
   if (t.rank != rank) {
     error = std::string(name) + " must have rank " + std::to_string(rank) +
             ", it has " + std::to_string(t.rank);
+    return false;
+  }
+  bool empty = false;
+  for (int i = 0; i < rank; ++i)
+    empty |= t.sizes[i] == 0;
+  // An empty tensor may have no storage at all (as torch's may not).
+  if (!t.data && !empty) {
+    error = std::string(name) + " is a null pointer";
     return false;
   }
   for (int i = 0; i < rank; ++i) {

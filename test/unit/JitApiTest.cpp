@@ -1,0 +1,485 @@
+//===- JitApiTest.cpp - the C++ JIT API and the C API on the CPU target ---===//
+//
+// Kernels from attn::getKernel are run on fresh random inputs and compared
+// with the independent float64 reference; the caches are observed through
+// the origin getKernel reports and the counts: memory hit and miss, reuse of
+// the disk cache by a second process (this test binary, re-run with a gtest
+// filter), a damaged entry, 8 threads asking for the same and different
+// specs at once. Launch-argument mistakes must come back as messages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-c/attn.h"
+#include "attn/JIT/Attention.h"
+#include "attn/Reference/Reference.h"
+#include "attn/Runner/HostTensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace attn;
+
+namespace {
+
+/// A fresh, empty cache directory for this test, used through
+/// ATTN_CACHE_DIR, with the in-memory cache cleared.
+class JitApiTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/attn-jit-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir = pattern;
+    setenv("ATTN_CACHE_DIR", dir.c_str(), 1);
+    clearMemoryCache();
+  }
+  void TearDown() override {
+    std::string command = "rm -rf '" + dir + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0);
+    clearMemoryCache();
+  }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    if (DIR *d = opendir(dir.c_str())) {
+      while (dirent *e = readdir(d))
+        if (e->d_name[0] != '.')
+          names.push_back(e->d_name);
+      closedir(d);
+    }
+    return names;
+  }
+  std::string dir;
+};
+
+AttentionSpec makeSpec(DType dtype, int64_t d, CausalKind causal,
+                       int64_t gqa = 1, bool lse = false, int64_t dv = 0) {
+  AttentionSpec spec;
+  spec.dtype = dtype;
+  spec.headDim = d;
+  spec.headDimV = dv;
+  spec.causal = causal;
+  spec.gqaRatio = gqa;
+  spec.withLse = lse;
+  return spec;
+}
+
+Target cpu() {
+  std::string error;
+  return *Target::parse("cpu", error);
+}
+
+TensorRef refOf(HostTensor &t) {
+  TensorRef r;
+  r.data = t.data();
+  r.rank = int(t.rank());
+  for (int i = 0; i < r.rank; ++i) {
+    r.sizes[i] = t.sizes[i];
+    r.strides[i] = t.strides[i];
+  }
+  return r;
+}
+
+/// Inputs and poisoned outputs of one attention.
+struct Problem {
+  HostTensor q, k, v, o, lse;
+  LaunchArgs args;
+  Problem(const AttentionSpec &spec, int64_t B, int64_t HKV, int64_t SQ,
+          int64_t SKV, const std::string &layout, uint64_t seed) {
+    int64_t H = HKV * spec.gqaRatio, D = spec.headDim,
+            DV = spec.effectiveHeadDimV();
+    q = makeAttnTensor(spec.dtype, B, H, SQ, D, layout);
+    k = makeAttnTensor(spec.dtype, B, HKV, SKV, D, layout);
+    v = makeAttnTensor(spec.dtype, B, HKV, SKV, DV, layout);
+    o = makeAttnTensor(spec.dtype, B, H, SQ, DV, layout);
+    lse = makeLseTensor(B, H, SQ);
+    std::mt19937_64 rng(seed);
+    fillStandardNormal(q, rng);
+    fillStandardNormal(k, rng);
+    fillStandardNormal(v, rng);
+    fillNaN(o);
+    fillNaN(lse);
+    args.q = refOf(q);
+    args.k = refOf(k);
+    args.v = refOf(v);
+    args.o = refOf(o);
+    if (spec.withLse)
+      args.lse = refOf(lse);
+  }
+  /// Relative L2 error of O (and of the LSE when there is one) against the
+  /// float64 reference; +inf when anything is not finite where it should be.
+  double error(const AttentionSpec &spec, double scale) const {
+    std::vector<double> refOut, refLse;
+    referenceAttention(q, k, v, scale, spec.causal, refOut, refLse);
+    Comparison c = compare(o, refOut);
+    double worst = c.finite ? c.relL2Err : INFINITY;
+    if (spec.withLse) {
+      Comparison l = compare(lse, refLse);
+      worst = std::max(worst, l.finite ? l.relL2Err : INFINITY);
+    }
+    return worst;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Specs and targets
+//===----------------------------------------------------------------------===//
+
+TEST(JitSpec, ValidationNamesTheProblem) {
+  EXPECT_EQ(makeSpec(DType::F16, 64, CausalKind::None).validate(), "");
+  EXPECT_NE(makeSpec(DType::F16, 12, CausalKind::None).validate().find(
+                "head dim 12 is not supported"),
+            std::string::npos);
+  EXPECT_NE(makeSpec(DType::F16, 264, CausalKind::None).validate().find(
+                "head dim 264"),
+            std::string::npos);
+  EXPECT_NE(makeSpec(DType::F16, 64, CausalKind::None, 1, false, 20)
+                .validate()
+                .find("V head dim 20"),
+            std::string::npos);
+  EXPECT_NE(makeSpec(DType::F16, 64, CausalKind::None, 0).validate().find(
+                "gqa ratio 0"),
+            std::string::npos);
+  EXPECT_EQ(makeSpec(DType::BF16, 40, CausalKind::BottomRight, 4, true, 72)
+                .str(),
+            "dtype=bf16 d=40 dv=72 causal=bottom_right gqa=4 lse=1");
+}
+
+TEST(JitSpec, TargetsParse) {
+  std::string error;
+  EXPECT_EQ(Target::parse("cpu", error)->str(), "cpu");
+  EXPECT_EQ(Target::parse("cuda:sm_90a", error)->str(), "cuda:sm_90a");
+  EXPECT_EQ(Target::parse("cuda:sm_80", error)->str(), "cuda:sm_80");
+  EXPECT_FALSE(Target::parse("gpu", error));
+  EXPECT_NE(error.find("unknown target 'gpu'"), std::string::npos);
+  EXPECT_FALSE(Target::parse("cuda:sm_70", error));
+  EXPECT_NE(error.find("needs sm_80 or newer"), std::string::npos);
+  EXPECT_FALSE(Target::parse("cuda:volta", error));
+  EXPECT_NE(error.find("unknown CUDA chip 'volta'"), std::string::npos);
+}
+
+TEST_F(JitApiTest, InvalidSpecIsRefusedBeforeCompiling) {
+  std::string error;
+  EXPECT_EQ(getKernel(makeSpec(DType::F16, 20, CausalKind::None), cpu(),
+                      error),
+            nullptr);
+  EXPECT_NE(error.find("head dim 20"), std::string::npos);
+  EXPECT_EQ(cacheStats().compilations, 0u);
+}
+
+//===----------------------------------------------------------------------===//
+// Numerics through the API
+//===----------------------------------------------------------------------===//
+
+TEST_F(JitApiTest, KernelsMatchTheFloat64Reference) {
+  struct Case {
+    AttentionSpec spec;
+    int64_t B, HKV, SQ, SKV;
+    const char *layout;
+    double bound;
+  } cases[] = {
+      {makeSpec(DType::F16, 64, CausalKind::None), 2, 2, 100, 333, "bhsd",
+       2e-3},
+      {makeSpec(DType::BF16, 32, CausalKind::BottomRight, 1, true), 1, 3, 130,
+       70, "bshd", 1e-2},
+      {makeSpec(DType::F32, 40, CausalKind::TopLeft, 4, false, 72), 1, 2, 65,
+       129, "bshd", 1e-5},
+  };
+  for (const Case &c : cases) {
+    std::string error;
+    KernelOrigin origin;
+    auto kernel = getKernel(c.spec, cpu(), error, &origin);
+    ASSERT_NE(kernel, nullptr) << error;
+    EXPECT_EQ(origin, KernelOrigin::Compiled);
+    Problem p(c.spec, c.B, c.HKV, c.SQ, c.SKV, c.layout, 42);
+    p.args.scale = 0.3f;
+    ASSERT_TRUE(kernel->launch(p.args, error)) << error;
+    EXPECT_LE(p.error(c.spec, double(0.3f)), c.bound) << c.spec.str();
+  }
+}
+
+TEST_F(JitApiTest, PlantedBugIsCaughtByTheCheck) {
+  // Negative control for the check above: a kernel run with the wrong scale
+  // (the default 1/sqrt(d) instead of the 0.3 the reference uses) must fail.
+  AttentionSpec spec = makeSpec(DType::F16, 64, CausalKind::None);
+  std::string error;
+  auto kernel = getKernel(spec, cpu(), error);
+  ASSERT_NE(kernel, nullptr) << error;
+  Problem p(spec, 1, 2, 70, 90, "bhsd", 7);
+  ASSERT_TRUE(kernel->launch(p.args, error)) << error;
+  EXPECT_GT(p.error(spec, 0.3), 2e-3);
+  // And an unwritten output is not finite.
+  Problem unwritten(spec, 1, 2, 70, 90, "bhsd", 7);
+  EXPECT_EQ(unwritten.error(spec, 0.125), INFINITY);
+}
+
+//===----------------------------------------------------------------------===//
+// Caches
+//===----------------------------------------------------------------------===//
+
+TEST_F(JitApiTest, MemoryCacheHitAndMiss) {
+  AttentionSpec a = makeSpec(DType::F16, 64, CausalKind::None);
+  AttentionSpec b = makeSpec(DType::F16, 64, CausalKind::TopLeft);
+  std::string error;
+  KernelOrigin origin;
+  auto first = getKernel(a, cpu(), error, &origin);
+  ASSERT_NE(first, nullptr) << error;
+  EXPECT_EQ(origin, KernelOrigin::Compiled);
+  auto again = getKernel(a, cpu(), error, &origin);
+  EXPECT_EQ(origin, KernelOrigin::MemoryCache);
+  EXPECT_EQ(again.get(), first.get());
+  auto other = getKernel(b, cpu(), error, &origin);
+  ASSERT_NE(other, nullptr) << error;
+  EXPECT_EQ(origin, KernelOrigin::Compiled);
+  EXPECT_NE(other.get(), first.get());
+  CacheStats stats = cacheStats();
+  EXPECT_EQ(stats.compilations, 2u);
+  EXPECT_EQ(stats.memoryHits, 1u);
+  EXPECT_EQ(stats.diskHits, 0u);
+  // Both were written to disk, and no temporary file is left behind.
+  std::vector<std::string> files = entries();
+  ASSERT_EQ(files.size(), 2u);
+  for (const std::string &name : files)
+    EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
+}
+
+TEST_F(JitApiTest, DiskCacheIsReusedByAnotherProcess) {
+  AttentionSpec spec = makeSpec(DType::F16, 64, CausalKind::BottomRight);
+  std::string error;
+  ASSERT_NE(getKernel(spec, cpu(), error), nullptr) << error;
+  ASSERT_EQ(entries().size(), 1u);
+  // A second process (this binary, running only the child test) must load
+  // the kernel from the disk cache and get right answers with it.
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("ATTN_JIT_TEST_CHILD", "1", 1);
+    execl("/proc/self/exe", "attn-unit-tests",
+          "--gtest_filter=JitApiChild.LoadsFromDisk", (char *)nullptr);
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child process failed";
+}
+
+TEST(JitApiChild, LoadsFromDisk) {
+  if (!std::getenv("ATTN_JIT_TEST_CHILD"))
+    GTEST_SKIP() << "run by DiskCacheIsReusedByAnotherProcess";
+  AttentionSpec spec = makeSpec(DType::F16, 64, CausalKind::BottomRight);
+  std::string error;
+  KernelOrigin origin;
+  auto kernel = getKernel(spec, cpu(), error, &origin);
+  ASSERT_NE(kernel, nullptr) << error;
+  EXPECT_EQ(origin, KernelOrigin::DiskCache);
+  EXPECT_EQ(cacheStats().compilations, 0u);
+  Problem p(spec, 1, 2, 100, 77, "bshd", 3);
+  ASSERT_TRUE(kernel->launch(p.args, error)) << error;
+  EXPECT_LE(p.error(spec, 0.125), 2e-3);
+}
+
+TEST_F(JitApiTest, DamagedDiskEntryIsRecompiled) {
+  AttentionSpec spec = makeSpec(DType::F32, 32, CausalKind::None);
+  std::string error;
+  ASSERT_NE(getKernel(spec, cpu(), error), nullptr) << error;
+  std::vector<std::string> files = entries();
+  ASSERT_EQ(files.size(), 1u);
+  {
+    // Cut the entry short, as a crash in the middle of a copy would.
+    std::string path = dir + "/" + files[0];
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text.substr(0, text.size() / 2);
+  }
+  clearMemoryCache();
+  KernelOrigin origin;
+  auto kernel = getKernel(spec, cpu(), error, &origin);
+  ASSERT_NE(kernel, nullptr) << error;
+  EXPECT_EQ(origin, KernelOrigin::Compiled);
+  Problem p(spec, 1, 1, 40, 50, "bhsd", 5);
+  ASSERT_TRUE(kernel->launch(p.args, error)) << error;
+  EXPECT_LE(p.error(spec, 1 / std::sqrt(32.0)), 1e-5);
+  // The undamaged entry that replaced it is a disk hit.
+  clearMemoryCache();
+  ASSERT_NE(getKernel(spec, cpu(), error, &origin), nullptr) << error;
+  EXPECT_EQ(origin, KernelOrigin::DiskCache);
+}
+
+TEST_F(JitApiTest, EightThreadsCompileSameAndDifferentSpecs) {
+  // Threads 0-3 want one spec, 4-7 four different ones: five compilations,
+  // one shared kernel for the first four, every kernel right.
+  auto specFor = [](int t) {
+    return t < 4 ? makeSpec(DType::F16, 32, CausalKind::TopLeft)
+                 : makeSpec(DType::F16, 32 + 8 * t, CausalKind::None);
+  };
+  std::vector<std::shared_ptr<const Kernel>> kernels(8);
+  std::vector<std::string> errors(8);
+  std::vector<double> numericErrors(8, INFINITY);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      AttentionSpec spec = specFor(t);
+      kernels[t] = getKernel(spec, cpu(), errors[t]);
+      if (!kernels[t])
+        return;
+      Problem p(spec, 1, 1, 33, 47, "bhsd", 100 + t);
+      p.args.threads = 1;
+      if (kernels[t]->launch(p.args, errors[t]))
+        numericErrors[t] = p.error(spec, 1 / std::sqrt(double(spec.headDim)));
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < 8; ++t) {
+    ASSERT_NE(kernels[t], nullptr) << errors[t];
+    EXPECT_LE(numericErrors[t], 2e-3) << "thread " << t << ": " << errors[t];
+  }
+  for (int t = 1; t < 4; ++t)
+    EXPECT_EQ(kernels[t].get(), kernels[0].get());
+  EXPECT_EQ(cacheStats().compilations, 5u);
+  EXPECT_EQ(cacheStats().memoryHits, 3u);
+  EXPECT_EQ(entries().size(), 5u);
+}
+
+//===----------------------------------------------------------------------===//
+// Launch arguments
+//===----------------------------------------------------------------------===//
+
+TEST_F(JitApiTest, BadLaunchArgumentsAreRefusedWithAMessage) {
+  AttentionSpec spec = makeSpec(DType::F16, 32, CausalKind::None, 2);
+  std::string error;
+  auto kernel = getKernel(spec, cpu(), error);
+  ASSERT_NE(kernel, nullptr) << error;
+  auto expectRefused = [&](const std::function<void(LaunchArgs &)> &mutate,
+                           const std::string &message) {
+    Problem p(spec, 1, 2, 20, 30, "bhsd", 1);
+    mutate(p.args);
+    std::string why;
+    Kernel::Failure failure;
+    EXPECT_FALSE(kernel->launch(p.args, why, &failure)) << message;
+    EXPECT_EQ(failure, Kernel::Failure::InvalidArgument);
+    EXPECT_NE(why.find(message), std::string::npos)
+        << "got: " << why << "\nwanted: " << message;
+    // Nothing was written.
+    EXPECT_TRUE(std::isnan(p.o.getLinear(0)));
+  };
+  expectRefused([](LaunchArgs &a) { a.k.data = nullptr; },
+                "K is a null pointer");
+  expectRefused([](LaunchArgs &a) { a.q.sizes[3] = 40; },
+                "Q and K must have head dim 32");
+  expectRefused([](LaunchArgs &a) { a.k.sizes[1] = 3; },
+                "V must have K's heads");
+  expectRefused(
+      [](LaunchArgs &a) {
+        a.k.sizes[1] = a.v.sizes[1] = 1;
+      },
+      "Q must have gqa_ratio (2) times as many heads");
+  expectRefused([](LaunchArgs &a) { a.o.sizes[0] = 2; },
+                "same batch size");
+  expectRefused([](LaunchArgs &a) { a.v.strides[3] = 2; },
+                "V: the head dim must be contiguous");
+  expectRefused([](LaunchArgs &a) { a.q.strides[2] = -32; },
+                "negative sizes and strides are not supported");
+  expectRefused([](LaunchArgs &a) { a.o.rank = 3; }, "O must have rank 4");
+  expectRefused(
+      [](LaunchArgs &a) { a.q.data = static_cast<char *>(a.q.data) + 1; },
+      "Q is not aligned to its element size (2 bytes)");
+  expectRefused([](LaunchArgs &a) { a.lse = a.q; },
+                "compiled without one");
+  expectRefused([](LaunchArgs &a) { a.scale = NAN; },
+                "scale must be finite");
+  expectRefused([](LaunchArgs &a) { a.k.sizes[2] = a.v.sizes[2] = 0; },
+                "K and V have no keys");
+}
+
+TEST_F(JitApiTest, EmptyQueriesWriteNothing) {
+  AttentionSpec spec = makeSpec(DType::F16, 32, CausalKind::None);
+  std::string error;
+  auto kernel = getKernel(spec, cpu(), error);
+  ASSERT_NE(kernel, nullptr) << error;
+  Problem p(spec, 1, 1, 0, 10, "bhsd", 1);
+  EXPECT_TRUE(kernel->launch(p.args, error)) << error;
+}
+
+//===----------------------------------------------------------------------===//
+// The C API
+//===----------------------------------------------------------------------===//
+
+TEST_F(JitApiTest, CApiRunsAndReportsErrors) {
+  attn_spec spec = {ATTN_F16, 64, 0, ATTN_CAUSAL_TOP_LEFT, 1, 1};
+  attn_kernel *kernel = nullptr;
+  ASSERT_EQ(attn_kernel_get(&spec, "cpu", &kernel), ATTN_OK)
+      << attn_last_error();
+  attn_kernel_info info;
+  ASSERT_EQ(attn_kernel_get_info(kernel, &info), ATTN_OK);
+  EXPECT_EQ(std::string(info.target), "cpu");
+  EXPECT_EQ(info.origin, 0);
+  EXPECT_GT(info.block_m, 0);
+
+  AttentionSpec cxx = makeSpec(DType::F16, 64, CausalKind::TopLeft, 1, true);
+  Problem p(cxx, 2, 1, 50, 80, "bshd", 9);
+  auto toC = [](const TensorRef &r) {
+    attn_tensor t{r.data, r.rank, {0, 0, 0, 0}, {0, 0, 0, 0}};
+    for (int i = 0; i < r.rank; ++i) {
+      t.sizes[i] = r.sizes[i];
+      t.strides[i] = r.strides[i];
+    }
+    return t;
+  };
+  attn_tensor q = toC(p.args.q), k = toC(p.args.k), v = toC(p.args.v),
+              o = toC(p.args.o), lse = toC(p.args.lse);
+  float scale = 0.2f;
+  ASSERT_EQ(attn_kernel_launch(kernel, &q, &k, &v, &o, &lse, &scale, nullptr),
+            ATTN_OK)
+      << attn_last_error();
+  EXPECT_LE(p.error(cxx, double(0.2f)), 2e-3);
+
+  // Errors: a status and a message, never a crash.
+  EXPECT_EQ(attn_kernel_launch(kernel, &q, &k, &v, &o, nullptr, nullptr,
+                               nullptr),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(attn_last_error()).find("LSE tensor is NULL"),
+            std::string::npos);
+  EXPECT_EQ(attn_kernel_launch(kernel, nullptr, &k, &v, &o, &lse, nullptr,
+                               nullptr),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(attn_last_error()).find("Q is NULL"),
+            std::string::npos);
+  EXPECT_EQ(attn_kernel_launch(nullptr, &q, &k, &v, &o, &lse, nullptr,
+                               nullptr),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  attn_kernel_release(kernel);
+  attn_kernel_release(nullptr);
+
+  attn_kernel *none = nullptr;
+  attn_spec bad = spec;
+  bad.dtype = 7;
+  EXPECT_EQ(attn_kernel_get(&bad, "cpu", &none), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(attn_last_error()).find("unknown dtype 7"),
+            std::string::npos);
+  bad = spec;
+  bad.head_dim = 100;
+  EXPECT_EQ(attn_kernel_get(&bad, "cpu", &none), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(attn_last_error()).find("head dim 100"),
+            std::string::npos);
+  EXPECT_EQ(attn_kernel_get(&spec, "tpu", &none), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(attn_kernel_get(nullptr, "cpu", &none),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(none, nullptr);
+  attn_cache_stats stats;
+  ASSERT_EQ(attn_cache_get_stats(&stats), ATTN_OK);
+  EXPECT_EQ(stats.compilations, 1u);
+}
+
+} // namespace
