@@ -1,0 +1,311 @@
+"""attn-mlir from Python: compiled attention kernels through the C API.
+
+    import attn_mlir
+    out = attn_mlir.flash_attention(q, k, v, causal=True)
+    out, lse = attn_mlir.flash_attention(q, k, v, return_lse=True)
+
+`q`, `k`, `v` are torch CUDA tensors (the kernel runs on their GPU, on the
+current stream) or numpy arrays (it runs on the CPU), any strides. Kernels
+are compiled on first use for what they need (dtype, head dims, mask, GQA
+ratio, LSE) and cached, in memory and in $ATTN_CACHE_DIR.
+"""
+
+import ctypes
+import math
+import threading
+
+from . import _capi
+
+__all__ = ["flash_attention", "cache_stats", "clear_memory_cache",
+           "library_path", "version"]
+
+library_path = _capi.library_path
+
+
+def version():
+    """The library's version string."""
+    return _capi.lib.attn_version().decode()
+
+
+def cache_stats():
+    """(memory_hits, disk_hits, compilations) of the library's kernel cache
+    (counted per process)."""
+    s = _capi.CacheStats()
+    _check(_capi.lib.attn_cache_get_stats(ctypes.byref(s)))
+    return {"memory_hits": s.memory_hits, "disk_hits": s.disk_hits,
+            "compilations": s.compilations}
+
+
+def clear_memory_cache():
+    """Forgets compiled kernels held in memory (the disk cache stays)."""
+    with _kernels_lock:
+        for handle in _kernels.values():
+            _capi.lib.attn_kernel_release(handle)
+        _kernels.clear()
+    _capi.lib.attn_cache_clear()
+
+
+class AttnError(RuntimeError):
+    """Compilation or a run failed (not a bad argument)."""
+
+
+def _check(status):
+    if status == _capi.OK:
+        return
+    message = _capi.last_error()
+    if status == _capi.ERROR_INVALID_ARGUMENT:
+        raise ValueError(message)
+    raise AttnError(message)
+
+
+_CAUSAL = {None: _capi.CAUSAL_NONE, False: _capi.CAUSAL_NONE,
+           True: _capi.CAUSAL_TOP_LEFT, "none": _capi.CAUSAL_NONE,
+           "top_left": _capi.CAUSAL_TOP_LEFT,
+           "bottom_right": _capi.CAUSAL_BOTTOM_RIGHT}
+
+# Kernel handles by (spec fields, target): one C call per new spec.
+_kernels = {}
+_kernels_lock = threading.Lock()
+
+
+def _kernel(dtype, d, dv, causal, gqa, lse, target):
+    key = (dtype, d, dv, causal, gqa, lse, target)
+    handle = _kernels.get(key)
+    if handle is not None:
+        return handle
+    with _kernels_lock:
+        handle = _kernels.get(key)
+        if handle is None:
+            spec = _capi.Spec(dtype, d, dv, causal, gqa, int(lse))
+            out = ctypes.c_void_p()
+            _check(_capi.lib.attn_kernel_get(ctypes.byref(spec),
+                                             target.encode(),
+                                             ctypes.byref(out)))
+            handle = _kernels[key] = out.value
+    return handle
+
+
+def _tensor(ptr, sizes, strides):
+    t = _capi.Tensor()
+    t.data = ptr
+    t.rank = len(sizes)
+    for i, (n, s) in enumerate(zip(sizes, strides)):
+        t.sizes[i] = n
+        t.strides[i] = s
+    return t
+
+
+def _is_torch(x):
+    return type(x).__module__.startswith("torch")
+
+
+# --------------------------------------------------------------------------
+# Array adapters: the logical [B, H, S, D] view, element strides, pointers.
+# --------------------------------------------------------------------------
+
+class _NumpyAdapter:
+    name = "numpy"
+
+    def __init__(self):
+        import numpy as np
+        self.np = np
+        self.dtypes = {np.dtype(np.float16): _capi.F16,
+                       np.dtype(np.float32): _capi.F32}
+        try:  # bf16 where ml_dtypes is installed
+            import ml_dtypes
+            self.dtypes[np.dtype(ml_dtypes.bfloat16)] = _capi.BF16
+        except ImportError:
+            pass
+
+    def dtype_code(self, x):
+        code = self.dtypes.get(x.dtype)
+        if code is None:
+            supported = ", ".join(str(d) for d in self.dtypes)
+            raise TypeError(f"unsupported dtype {x.dtype} (numpy inputs may "
+                            f"be {supported}; bfloat16 needs ml_dtypes)")
+        return code
+
+    def prepare(self, x):
+        """x as the kernel can read it: element strides >= 0, a contiguous
+        last dim, aligned (a copy when not)."""
+        np = self.np
+        item = x.itemsize
+        if (not x.flags.aligned or x.strides[-1] != item or
+                any(s < 0 or s % item for s in x.strides)):
+            x = np.ascontiguousarray(x)
+        return x
+
+    def sizes_strides(self, x):
+        return list(x.shape), [s // x.itemsize for s in x.strides]
+
+    def pointer(self, x):
+        return x.ctypes.data
+
+    def empty(self, like, shape, float32=False):
+        return self.np.empty(shape, self.np.float32 if float32 else like.dtype)
+
+    def target(self, x):
+        return "cpu"
+
+    def stream(self, x):
+        return None
+
+
+class _TorchAdapter:
+    name = "torch"
+
+    def __init__(self):
+        import torch
+        self.torch = torch
+        self.dtypes = {torch.float16: _capi.F16, torch.bfloat16: _capi.BF16,
+                       torch.float32: _capi.F32}
+
+    def dtype_code(self, x):
+        code = self.dtypes.get(x.dtype)
+        if code is None:
+            raise TypeError(f"unsupported dtype {x.dtype} (torch inputs may "
+                            "be float16, bfloat16 or float32)")
+        return code
+
+    def prepare(self, x):
+        if x.stride(-1) != 1 or any(s < 0 for s in x.stride()):
+            x = x.contiguous()
+        return x
+
+    def sizes_strides(self, x):
+        return list(x.shape), list(x.stride())
+
+    def pointer(self, x):
+        return x.data_ptr()
+
+    def empty(self, like, shape, float32=False):
+        return self.torch.empty(
+            shape, dtype=self.torch.float32 if float32 else like.dtype,
+            device=like.device)
+
+    def target(self, x):
+        # The library resolves "cuda" to the chip of the current device.
+        return "cuda"
+
+    def stream(self, x):
+        return self.torch.cuda.current_stream(x.device).cuda_stream
+
+
+_adapters = {}
+
+
+def _adapter_for(q, k, v):
+    kinds = {_is_torch(t) for t in (q, k, v)}
+    if len(kinds) != 1:
+        raise TypeError("q, k and v must all be torch tensors or all be "
+                        "numpy arrays")
+    if kinds.pop():
+        if "torch" not in _adapters:
+            _adapters["torch"] = _TorchAdapter()
+        adapter = _adapters["torch"]
+        if not all(isinstance(t, adapter.torch.Tensor) for t in (q, k, v)):
+            raise TypeError("q, k and v must be torch.Tensor")
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            if not t.is_cuda:
+                raise TypeError(
+                    f"{name} is a CPU torch tensor: attn_mlir runs torch "
+                    "tensors on their CUDA device (move them with .cuda(), "
+                    "or pass numpy arrays to run on the CPU)")
+        if len({t.device for t in (q, k, v)}) != 1:
+            raise ValueError("q, k and v are on different devices: "
+                             f"{q.device}, {k.device}, {v.device}")
+        return adapter
+    if "numpy" not in _adapters:
+        _adapters["numpy"] = _NumpyAdapter()
+    adapter = _adapters["numpy"]
+    np = adapter.np
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, np.ndarray):
+            raise TypeError(f"{name} must be a numpy array or a torch CUDA "
+                            f"tensor, not {type(t).__name__}")
+    return adapter
+
+
+def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
+                    return_lse=False):
+    """softmax(scale * q @ k^T + mask) @ v, computed by a compiled kernel.
+
+    q: [B, H, SQ, D], k: [B, HKV, SKV, D], v: [B, HKV, SKV, DV] for
+    layout="bhsd"; [B, S, H, D] for layout="bshd". H must be a multiple of
+    HKV (grouped-query attention). D and DV: multiples of 8 in [16, 256].
+    causal: None/False (no mask), True or "top_left" (as torch: query i sees
+    keys j <= i), "bottom_right" (as FlashAttention: j <= i + SKV - SQ).
+    scale: softmax scale, default 1/sqrt(D). Returns the output in q's
+    layout and kind (and the float32 LSE [B, H, SQ], natural log, when
+    return_lse). A fully masked query row gives output 0 and LSE -inf.
+    """
+    adapter = _adapter_for(q, k, v)
+    if layout not in ("bhsd", "bshd"):
+        raise ValueError(f"layout must be 'bhsd' or 'bshd', not {layout!r}")
+    try:
+        causal_code = _CAUSAL[causal]
+    except (KeyError, TypeError):
+        raise ValueError("causal must be None, False, True, 'top_left' or "
+                         f"'bottom_right', not {causal!r}") from None
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.ndim != 4:
+            raise ValueError(f"{name} must have rank 4 ({layout}), it has "
+                             f"rank {t.ndim} (shape {tuple(t.shape)})")
+    codes = [adapter.dtype_code(t) for t in (q, k, v)]
+    if len(set(codes)) != 1:
+        raise TypeError(f"q, k and v must have one dtype, got {q.dtype}, "
+                        f"{k.dtype}, {v.dtype}")
+
+    def logical(t):  # the [B, H, S, D] view
+        return t if layout == "bhsd" else t.transpose(1, 2) \
+            if adapter.name == "torch" else t.transpose(0, 2, 1, 3)
+
+    lq, lk, lv = (adapter.prepare(logical(t)) for t in (q, k, v))
+    B, H, SQ, D = lq.shape
+    Bk, HKV, SKV, Dk = lk.shape
+    Bv, HKVv, SKVv, DV = lv.shape
+    if not (B == Bk == Bv):
+        raise ValueError(f"q, k and v must have one batch size, got {B}, "
+                         f"{Bk}, {Bv}")
+    if D != Dk:
+        raise ValueError(f"q and k must have the same head dim, got {D} "
+                         f"and {Dk}")
+    if (HKV, SKV) != (HKVv, SKVv):
+        raise ValueError(f"k and v must have the same heads and length, got "
+                         f"{HKV}x{SKV} and {HKVv}x{SKVv}")
+    if HKV == 0 or H % HKV:
+        raise ValueError(f"q's {H} heads are not a multiple of k/v's {HKV} "
+                         "heads")
+    for name, d in (("head dim", D), ("v head dim", DV)):
+        if d % 8 or not 16 <= d <= 256:
+            raise ValueError(f"{name} {d} is not supported (multiples of 8 "
+                             "in [16, 256])")
+    if scale is not None:
+        scale = float(scale)
+        if not math.isfinite(scale):
+            raise ValueError(f"scale must be finite, got {scale}")
+
+    out_shape = (B, H, SQ, DV) if layout == "bhsd" else (B, SQ, H, DV)
+    out = adapter.empty(q, out_shape)
+    lse = adapter.empty(q, (B, H, SQ), float32=True) if return_lse else None
+    if B * H * SQ == 0:
+        return (out, lse) if return_lse else out
+    if SKV == 0:
+        raise ValueError("k and v have no keys (sequence length 0)")
+
+    target = adapter.target(q)
+    handle = _kernel(codes[0], D, DV, causal_code, H // HKV, return_lse,
+                     target)
+    lo = logical(out)
+    tensors = [_tensor(adapter.pointer(t), *adapter.sizes_strides(t))
+               for t in (lq, lk, lv, lo)]
+    lse_arg = None
+    if return_lse:
+        lse_arg = ctypes.byref(
+            _tensor(adapter.pointer(lse), *adapter.sizes_strides(lse)))
+    scale_arg = ctypes.byref(ctypes.c_float(scale)) if scale is not None \
+        else None
+    _check(_capi.lib.attn_kernel_launch(
+        handle, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
+        adapter.stream(q)))
+    return (out, lse) if return_lse else out

@@ -1,0 +1,50 @@
+"""An independent float64 attention in numpy (shares nothing with the
+compiler) and the comparison the tests use."""
+
+import numpy as np
+
+
+def attention(q, k, v, causal=None, scale=None):
+    """q [B,H,SQ,D], k [B,HKV,SKV,D], v [B,HKV,SKV,DV] (logical layout, any
+    dtype) -> (out [B,H,SQ,DV], lse [B,H,SQ]) in float64. causal: None,
+    "top_left" or "bottom_right". Fully masked rows: out 0, lse -inf."""
+    q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
+    B, H, SQ, D = q.shape
+    SKV = k.shape[2]
+    g = H // k.shape[1]
+    k = np.repeat(k, g, axis=1)
+    v = np.repeat(v, g, axis=1)
+    if scale is None:
+        scale = 1.0 / np.sqrt(D)
+    s = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+    i = np.arange(SQ)[:, None]
+    j = np.arange(SKV)[None, :]
+    if causal == "top_left":
+        s = np.where(j <= i, s, -np.inf)
+    elif causal == "bottom_right":
+        s = np.where(j <= i + SKV - SQ, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    live = np.isfinite(m)
+    p = np.where(live, np.exp(s - np.where(live, m, 0.0)), 0.0)
+    l = p.sum(axis=-1, keepdims=True)
+    out = np.einsum("bhqk,bhkd->bhqd", p, v) / np.where(live, l, 1.0)
+    with np.errstate(divide="ignore"):
+        lse = np.where(live, m + np.log(np.where(live, l, 1.0)), -np.inf)
+    return out, lse[..., 0]
+
+
+def rel_l2(out, ref):
+    """||out - ref|| / ||ref||, with equal infinities counting as equal and
+    anything else non-finite as an infinite error."""
+    out = np.asarray(out, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    same = (out == ref)
+    if not np.all(np.isfinite(out) | same):
+        return np.inf
+    with np.errstate(invalid="ignore"):
+        diff = np.where(same, 0.0, out - ref)
+    norm = np.linalg.norm(np.where(np.isfinite(ref), ref, 0.0))
+    return np.linalg.norm(diff) / (norm if norm > 0 else 1.0)
+
+
+BOUND = {"float16": 2e-3, "bfloat16": 1e-2, "float32": 1e-5}

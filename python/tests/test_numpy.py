@@ -1,0 +1,161 @@
+"""attn_mlir.flash_attention on numpy arrays (the CPU target), against the
+float64 reference in reference.py, plus the errors bad input must raise."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import attn_mlir
+import reference
+
+RNG = np.random.default_rng()  # fresh inputs every run
+
+
+def randn(*shape, dtype=np.float16):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def logical(t, layout):
+    return t if layout == "bhsd" else t.transpose(0, 2, 1, 3)
+
+
+def make(layout, B, H, HKV, SQ, SKV, D, DV=None, dtype=np.float16):
+    DV = DV or D
+    if layout == "bhsd":
+        return (randn(B, H, SQ, D, dtype=dtype), randn(B, HKV, SKV, D, dtype=dtype),
+                randn(B, HKV, SKV, DV, dtype=dtype))
+    return (randn(B, SQ, H, D, dtype=dtype), randn(B, SKV, HKV, D, dtype=dtype),
+            randn(B, SKV, HKV, DV, dtype=dtype))
+
+
+def check(q, k, v, layout="bhsd", causal=None, scale=None, bound=None):
+    out, lse = attn_mlir.flash_attention(q, k, v, causal=causal, scale=scale,
+                                         layout=layout, return_lse=True)
+    assert out.dtype == q.dtype and lse.dtype == np.float32
+    mode = {None: None, False: None, True: "top_left"}.get(causal, causal)
+    ref_out, ref_lse = reference.attention(
+        logical(q, layout), logical(k, layout), logical(v, layout), mode, scale)
+    bound = bound or reference.BOUND[q.dtype.name]
+    err = reference.rel_l2(logical(out, layout), ref_out)
+    lse_err = reference.rel_l2(lse, ref_lse)
+    assert err <= bound, f"output rel_l2 {err:.3e} > {bound}"
+    assert lse_err <= bound, f"lse rel_l2 {lse_err:.3e} > {bound}"
+    return out, lse
+
+
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+@pytest.mark.parametrize("causal", [None, True, "bottom_right"])
+def test_f16_layouts_and_masks(layout, causal):
+    check(*make(layout, 2, 2, 2, 77, 133, 64), layout=layout, causal=causal)
+
+
+def test_f32_gqa_dv_scale():
+    q, k, v = make("bshd", 1, 8, 2, 65, 100, 40, DV=72, dtype=np.float32)
+    check(q, k, v, layout="bshd", causal="top_left", scale=0.3)
+
+
+def test_bf16_with_ml_dtypes():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    check(*make("bhsd", 1, 2, 1, 50, 70, 32, dtype=ml_dtypes.bfloat16),
+          causal="bottom_right")
+
+
+def test_non_contiguous_views():
+    # Q/K/V as slices of larger buffers: strides of no standard layout.
+    big = randn(2, 3, 90, 96)
+    q = big[:, 1:, 5:70, 16:80]                  # last dim contiguous
+    k = randn(2, 4, 120, 64)[:, ::2]             # every other head
+    v = randn(2, 120, 2, 64).transpose(0, 2, 1, 3)  # bshd buffer seen as bhsd
+    assert not q.flags.c_contiguous and not k.flags.c_contiguous
+    check(q, k, v, causal=True)
+    # Strides the kernel cannot read directly (reversed, strided head dim)
+    # are copied first, not refused and not misread.
+    check(q[:, :, ::-1], k, randn(2, 2, 120, 128)[..., ::2])
+
+
+def test_fully_masked_rows_give_zero_and_minus_inf():
+    q, k, v = make("bhsd", 1, 2, 2, 40, 10, 32)
+    out, lse = check(q, k, v, causal="bottom_right")
+    # bottom_right with 40 queries and 10 keys: rows 0..29 see nothing.
+    assert np.all(out[:, :, :30] == 0)
+    assert np.all(lse[:, :, :30] == -np.inf)
+    assert np.all(np.isfinite(lse[:, :, 30:]))
+
+
+def test_output_without_lse_and_empty_queries():
+    q, k, v = make("bshd", 1, 2, 2, 33, 47, 16)
+    out = attn_mlir.flash_attention(q, k, v, layout="bshd")
+    assert out.shape == (1, 33, 2, 16)
+    empty = attn_mlir.flash_attention(q[:, :0], k, v, layout="bshd")
+    assert empty.shape == (1, 0, 2, 16)
+
+
+def test_checker_catches_a_wrong_answer():
+    # Negative control: the same comparison on a deliberately wrong answer
+    # (the causal kernel checked against the unmasked reference) must fail.
+    q, k, v = make("bhsd", 1, 2, 2, 64, 64, 32)
+    out = attn_mlir.flash_attention(q, k, v, causal=True)
+    ref, _ = reference.attention(q, k, v, None)
+    assert reference.rel_l2(out, ref) > 1e-1
+    unwritten = np.full_like(out, np.nan)
+    assert reference.rel_l2(unwritten, ref) == np.inf
+
+
+def test_second_call_hits_the_cache():
+    q, k, v = make("bhsd", 1, 1, 1, 20, 30, 24)
+    attn_mlir.flash_attention(q, k, v)
+    before = attn_mlir.cache_stats()
+    attn_mlir.flash_attention(q, k, v)
+    after = attn_mlir.cache_stats()
+    assert after["compilations"] == before["compilations"]
+
+
+@pytest.mark.parametrize("args, kwargs, error, message", [
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 64), randn(1, 2, 8, 32)), {},
+     ValueError, "same head dim"),
+    ((randn(2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)), {},
+     ValueError, "rank 4"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32, dtype=np.float32),
+      randn(1, 2, 8, 32)), {}, TypeError, "one dtype"),
+    ((randn(1, 3, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)), {},
+     ValueError, "not a multiple"),
+    ((randn(1, 2, 8, 20), randn(1, 2, 8, 20), randn(1, 2, 8, 20)), {},
+     ValueError, "head dim 20 is not supported"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 9, 32)), {},
+     ValueError, "same heads and length"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)),
+     {"causal": "diagonal"}, ValueError, "causal must be"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)),
+     {"layout": "sbhd"}, ValueError, "layout must be"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)),
+     {"scale": float("nan")}, ValueError, "scale must be finite"),
+    ((randn(1, 2, 8, 32).astype(np.float64), randn(1, 2, 8, 32),
+      randn(1, 2, 8, 32)), {}, TypeError, "unsupported dtype float64"),
+    (([[[[1.0]]]], randn(1, 2, 8, 32), randn(1, 2, 8, 32)), {}, TypeError,
+     "numpy array or a torch CUDA tensor"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 0, 32), randn(1, 2, 0, 32)), {},
+     ValueError, "no keys"),
+])
+def test_bad_input_raises(args, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        attn_mlir.flash_attention(*args, **kwargs)
+
+
+def test_cpu_torch_tensor_is_refused():
+    torch = pytest.importorskip("torch")
+    q = torch.zeros(1, 2, 8, 32, dtype=torch.float16)
+    with pytest.raises(TypeError, match="CPU torch tensor"):
+        attn_mlir.flash_attention(q, q, q)
+
+
+def test_wrong_library_path_fails_the_import(tmp_path):
+    env = dict(os.environ, ATTN_MLIR_LIB=str(tmp_path / "nope.so"))
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))
+    run = subprocess.run([sys.executable, "-c", "import attn_mlir"], env=env,
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "ATTN_MLIR_LIB" in run.stderr and "ImportError" in run.stderr
