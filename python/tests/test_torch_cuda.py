@@ -1,0 +1,227 @@
+"""attn_mlir.flash_attention on torch CUDA tensors (the GPU target).
+
+Compared with torch.nn.functional.scaled_dot_product_attention where it
+means the same thing (no mask, top-left causal, GQA) and with an independent
+float64 reference computed by torch on the GPU otherwise (bottom-right
+causal, fully masked rows, the LSE, tf32). Skipped without torch or a GPU.
+Runs under pytest or as a script (python3 test_torch_cuda.py), since the
+GPU machine may lack pytest.
+"""
+
+import math
+import os
+import sys
+
+# The package from this source tree (pytest's conftest does the same).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+try:
+    import torch
+    HAVE_CUDA = torch.cuda.is_available()
+except ImportError:
+    HAVE_CUDA = False
+
+try:
+    import pytest
+    pytestmark = pytest.mark.skipif(not HAVE_CUDA, reason="needs torch+CUDA")
+except ImportError:
+    pytest = None
+
+import attn_mlir
+
+BOUND = {"torch.float16": 2e-3, "torch.bfloat16": 1e-2, "torch.float32": 1e-3}
+
+
+def rel_l2(out, ref):
+    """||out - ref|| / ||ref|| in float64; equal infinities count as equal,
+    any other non-finite value as an infinite error."""
+    out, ref = out.double(), ref.double()
+    same = out == ref
+    if not bool(torch.all(torch.isfinite(out) | same)):
+        return math.inf
+    diff = torch.where(same, torch.zeros_like(out), out - ref)
+    norm = torch.linalg.norm(torch.where(torch.isfinite(ref), ref,
+                                         torch.zeros_like(ref)))
+    return float(torch.linalg.norm(diff) / (norm if norm > 0 else 1.0))
+
+
+def reference(q, k, v, causal=None, scale=None):
+    """float64 attention on the GPU; q [B,H,SQ,D] logical layout. Returns
+    (out, lse); fully masked rows give 0 and -inf."""
+    q, k, v = q.double(), k.double(), v.double()
+    B, H, SQ, D = q.shape
+    SKV = k.shape[2]
+    g = H // k.shape[1]
+    k = k.repeat_interleave(g, dim=1)
+    v = v.repeat_interleave(g, dim=1)
+    scale = 1.0 / math.sqrt(D) if scale is None else scale
+    s = scale * q @ k.transpose(-1, -2)
+    i = torch.arange(SQ, device=q.device)[:, None]
+    j = torch.arange(SKV, device=q.device)[None, :]
+    if causal == "top_left":
+        s = s.masked_fill(~(j <= i), -math.inf)
+    elif causal == "bottom_right":
+        s = s.masked_fill(~(j <= i + SKV - SQ), -math.inf)
+    m = s.amax(dim=-1, keepdim=True)
+    live = torch.isfinite(m)
+    p = torch.where(live, torch.exp(s - torch.where(live, m, 0.0)), 0.0)
+    l = p.sum(dim=-1, keepdim=True)
+    out = (p @ v) / torch.where(live, l, 1.0)
+    lse = torch.where(live, m + torch.log(torch.where(live, l, 1.0)),
+                      -math.inf)
+    return out, lse[..., 0]
+
+
+def sdpa(q, k, v, causal=False):
+    """torch SDPA on [B,H,S,D] tensors (K/V heads repeated for GQA)."""
+    g = q.shape[1] // k.shape[1]
+    k = k.repeat_interleave(g, dim=1)
+    v = v.repeat_interleave(g, dim=1)
+    return torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=causal)
+
+
+def randn(*shape, dtype=None):
+    return torch.randn(*shape, device="cuda", dtype=dtype or torch.float16)
+
+
+def expect_close(out, ref, dtype, what):
+    err = rel_l2(out, ref)
+    bound = BOUND[str(dtype)]
+    print(f"  {what}: rel_l2_err={err:.3e} (bound {bound})")
+    assert err <= bound, f"{what}: rel_l2 {err:.3e} > {bound}"
+    return err
+
+
+def test_bhsd_against_sdpa():
+    for dtype in (torch.float16, torch.bfloat16):
+        for causal in (False, True):
+            q, k, v = (randn(2, 4, 300, 64, dtype=dtype),
+                       randn(2, 4, 300, 64, dtype=dtype),
+                       randn(2, 4, 300, 64, dtype=dtype))
+            out = attn_mlir.flash_attention(q, k, v, causal=causal)
+            assert out.shape == q.shape and out.dtype == dtype
+            assert out.device == q.device
+            expect_close(out, sdpa(q, k, v, causal), dtype,
+                         f"bhsd {dtype} causal={causal} vs sdpa")
+
+
+def test_bshd_against_sdpa():
+    q, k, v = (randn(1, 333, 8, 128), randn(1, 333, 8, 128),
+               randn(1, 333, 8, 128))
+    out = attn_mlir.flash_attention(q, k, v, layout="bshd", causal=True)
+    assert out.shape == (1, 333, 8, 128)
+    ref = sdpa(*(t.transpose(1, 2) for t in (q, k, v)), True)
+    expect_close(out.transpose(1, 2), ref, q.dtype, "bshd top_left vs sdpa")
+
+
+def test_top_left_with_different_lengths_against_sdpa():
+    # SQ != SKV: torch's is_causal is top-left aligned.
+    q, k, v = randn(1, 2, 100, 64), randn(1, 2, 257, 64), randn(1, 2, 257, 64)
+    out = attn_mlir.flash_attention(q, k, v, causal="top_left")
+    expect_close(out, sdpa(q, k, v, True), q.dtype, "q 100 / kv 257 top_left")
+
+
+def test_non_contiguous_views_against_sdpa():
+    big = randn(2, 6, 400, 160)
+    q = big[:, ::2, 10:310, 16:80]                   # strided heads, offset
+    k = randn(2, 300, 3, 64).transpose(1, 2)          # bshd storage
+    v = randn(2, 3, 300, 128)[..., ::2]               # head dim stride 2
+    assert not (q.is_contiguous() or k.is_contiguous() or v.is_contiguous())
+    out = attn_mlir.flash_attention(q, k, v)
+    expect_close(out, sdpa(q, k, v), q.dtype, "non-contiguous views vs sdpa")
+
+
+def test_gqa_against_sdpa():
+    q, k, v = randn(2, 8, 200, 64), randn(2, 2, 500, 64), randn(2, 2, 500, 64)
+    for causal in (False, True):
+        out = attn_mlir.flash_attention(q, k, v, causal=causal)
+        expect_close(out, sdpa(q, k, v, causal), q.dtype,
+                     f"gqa 8:2 causal={causal} vs sdpa")
+
+
+def test_bottom_right_and_lse_against_float64():
+    q, k, v = randn(1, 4, 333, 80), randn(1, 2, 1000, 80), randn(1, 2, 1000, 80)
+    out, lse = attn_mlir.flash_attention(q, k, v, causal="bottom_right",
+                                         return_lse=True, scale=0.2)
+    ref_out, ref_lse = reference(q, k, v, "bottom_right", 0.2)
+    expect_close(out, ref_out, q.dtype, "bottom_right vs float64")
+    assert lse.dtype == torch.float32 and lse.shape == (1, 4, 333)
+    expect_close(lse, ref_lse, q.dtype, "lse vs float64")
+
+
+def test_fully_masked_rows_give_zero_and_minus_inf():
+    q, k, v = randn(1, 2, 300, 64), randn(1, 2, 100, 64), randn(1, 2, 100, 64)
+    out, lse = attn_mlir.flash_attention(q, k, v, causal="bottom_right",
+                                         return_lse=True)
+    ref_out, ref_lse = reference(q, k, v, "bottom_right")
+    assert bool(torch.all(out[:, :, :200] == 0))
+    assert bool(torch.all(lse[:, :, :200] == -math.inf))
+    expect_close(out, ref_out, q.dtype, "fully masked rows vs float64")
+    expect_close(lse, ref_lse, q.dtype, "fully masked lse vs float64")
+
+
+def test_float32_as_tf32_against_float64():
+    q, k, v = (randn(1, 2, 130, 64, dtype=torch.float32),
+               randn(1, 2, 270, 64, dtype=torch.float32),
+               randn(1, 2, 270, 64, dtype=torch.float32))
+    out = attn_mlir.flash_attention(q, k, v, causal=True)
+    expect_close(out, reference(q, k, v, "top_left")[0], q.dtype,
+                 "f32 (tf32) vs float64")
+
+
+def test_runs_on_the_current_stream():
+    q, k, v = randn(1, 2, 256, 64), randn(1, 2, 256, 64), randn(1, 2, 256, 64)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        out = attn_mlir.flash_attention(q, k, v)
+    stream.synchronize()
+    expect_close(out, sdpa(q, k, v), q.dtype, "side stream vs sdpa")
+
+
+def test_checker_catches_a_wrong_answer():
+    # Negative control: a causal result checked against the unmasked SDPA.
+    q, k, v = randn(1, 2, 128, 64), randn(1, 2, 128, 64), randn(1, 2, 128, 64)
+    out = attn_mlir.flash_attention(q, k, v, causal=True)
+    assert rel_l2(out, sdpa(q, k, v, False)) > 1e-1
+    assert rel_l2(torch.full_like(out, math.nan), out) == math.inf
+
+
+def test_bad_input_raises():
+    q = randn(1, 2, 8, 32)
+    cases = [
+        ((q, randn(1, 2, 8, 64), q), ValueError, "same head dim"),
+        ((q.cpu(), q, q), TypeError, "CPU torch tensor"),
+        ((q, q.float(), q), TypeError, "one dtype"),
+        ((randn(1, 3, 8, 32), q, q), ValueError, "not a multiple"),
+        ((randn(1, 2, 8, 20),) * 3, ValueError, "head dim 20"),
+        ((q[0], q, q), ValueError, "rank 4"),
+    ]
+    for args, error, message in cases:
+        try:
+            attn_mlir.flash_attention(*args)
+        except error as e:
+            assert message in str(e), f"{message!r} not in {e!r}"
+        else:
+            raise AssertionError(f"no {error.__name__} for {message}")
+
+
+if __name__ == "__main__":
+    if not HAVE_CUDA:
+        print("test_torch_cuda: no torch with CUDA here, nothing run")
+        sys.exit(0)
+    print(f"attn_mlir {attn_mlir.version()} from {attn_mlir.library_path}; "
+          f"torch {torch.__version__} on {torch.cuda.get_device_name()}")
+    failed = 0
+    tests = [(n, f) for n, f in sorted(globals().items())
+             if n.startswith("test_") and callable(f)]
+    for name, test in tests:
+        try:
+            print(name)
+            test()
+            print(f"PASS {name}")
+        except Exception as e:  # report every failure, then exit non-zero
+            failed += 1
+            print(f"FAIL {name}: {type(e).__name__}: {e}")
+    print(f"test_torch_cuda: {len(tests) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
