@@ -77,7 +77,9 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
                                           const GpuTarget &target) {
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
-  pm.addPass(createConvertAttnToGPU());
+  ConvertAttnToGPUOptions schedule;
+  schedule.minBlocksPerSM = target.minBlocksPerSM;
+  pm.addPass(createConvertAttnToGPU(schedule));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createAttnUnrollVectorElements());

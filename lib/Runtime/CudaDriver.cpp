@@ -183,9 +183,16 @@ bool CudaDriver::loadKernel(const std::string &ptx, const std::string &entry,
     error += std::string(": ") + log;
     return false;
   }
-  return check(as<CUresult (*)(CUfunction *, CUmodule, const char *)>(
-                   cuModuleGetFunction)(&function, module, entry.c_str()),
-               "cuModuleGetFunction", error);
+  if (!check(as<CUresult (*)(CUfunction *, CUmodule, const char *)>(
+                 cuModuleGetFunction)(&function, module, entry.c_str()),
+             "cuModuleGetFunction", error))
+    return false;
+  // Prefer shared memory over L1 (tiles are staged in shared memory, and
+  // more of it fits more CTAs per multiprocessor).
+  constexpr int kPreferredCarveout = 9; // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+  return check(as<CUresult (*)(CUfunction, int, int)>(cuFuncSetAttribute)(
+                   function, kPreferredCarveout, 100),
+               "cuFuncSetAttribute", error);
 }
 
 bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,

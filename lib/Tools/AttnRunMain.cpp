@@ -32,6 +32,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -246,6 +247,9 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
       return fail("the kernel does not follow the attn kernel ABI");
     GpuTarget target;
     target.chip = opts.effectiveChip();
+    // Experiment knob for tuning runs (docs/perf-notes.md), not a flag yet.
+    if (const char *blocks = std::getenv("ATTN_GPU_MIN_BLOCKS_PER_SM"))
+      target.minBlocksPerSM = std::atoll(blocks);
     FailureOr<std::string> text = compileToPtx(*gpuModule, target);
     if (failed(text))
       return fail("lowering to the GPU (" + target.chip + ") failed");

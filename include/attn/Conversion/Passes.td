@@ -40,6 +40,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     computations are kept as written. Ops on tiles the schedule does not
     cover get a diagnostic.
   }];
+  let options = [
+    Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", "0",
+           "When positive, ask ptxas (nvvm.minctasm) to fit this many CTAs "
+           "per multiprocessor by limiting registers">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",

@@ -30,6 +30,8 @@ void buildCpuLoweringPipeline(OpPassManager &pm);
 struct GpuTarget {
   std::string chip = "sm_90a";
   std::string features = "+ptx80";
+  /// When positive, CTAs per multiprocessor ptxas must fit (registers).
+  int64_t minBlocksPerSM = 0;
 };
 
 /// Tile program -> gpu.module -> gpu.binary holding the PTX of each kernel

@@ -30,6 +30,7 @@ namespace {
 
 struct ConvertAttnToGPUPass
     : public mlir::attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels = collectTileKernels(module);
@@ -62,6 +63,9 @@ struct ConvertAttnToGPUPass
     }
     // Static shared memory is limited to 48 KiB per CTA.
     for (auto func : gpuModule.getOps<gpu::GPUFuncOp>()) {
+      if (minBlocksPerSM > 0)
+        func->setAttr("nvvm.minctasm",
+                      b.getI32IntegerAttr(int32_t(minBlocksPerSM)));
       int64_t bytes = 0;
       for (BlockArgument buffer : func.getWorkgroupAttributions()) {
         auto type = cast<MemRefType>(buffer.getType());

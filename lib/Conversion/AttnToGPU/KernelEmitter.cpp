@@ -203,6 +203,9 @@ LogicalResult KernelEmitter::emitFor(scf::ForOp loop) {
     inits.push_back(materialize(*frag, *kind));
     kinds.push_back(*kind);
   }
+  // Copies issued before the loop are waited for here: the loop may run no
+  // iteration, and its body assumes nothing pending.
+  flushCopies();
   auto newLoop = scf::ForOp::create(
       b, loc, scalars.lookup(loop.getLowerBound()),
       scalars.lookup(loop.getUpperBound()), scalars.lookup(loop.getStep()),
@@ -230,9 +233,12 @@ LogicalResult KernelEmitter::emitFor(scf::ForOp loop) {
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(body);
+  // The previous iteration read shared memory.
+  sharedReadSinceBarrier = true;
   for (Operation &op : loop.getBody()->without_terminator())
     if (failed(emitOp(&op)))
       return failure();
+  flushCopies();
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   SmallVector<Value> yielded;
   for (auto [i, value] : llvm::enumerate(yield.getOperands())) {
@@ -247,6 +253,7 @@ LogicalResult KernelEmitter::emitFor(scf::ForOp loop) {
   }
   scf::YieldOp::create(b, loc, yielded);
   b.setInsertionPointAfter(newLoop);
+  sharedReadSinceBarrier = true;
   bindState(loop.getResults(), newLoop.getResults());
   return success();
 }

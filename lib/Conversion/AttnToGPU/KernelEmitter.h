@@ -90,6 +90,21 @@ private:
   Value sharedBuffer(RankedTensorType type, StringRef role);
   void fillShared(TileLoadOp op, Value shared);
   SmallVector<Value> aOperandFromShared(Value shared, int64_t kSteps);
+  /// The column where element (row, col) of a 16-bit shared tile is kept:
+  /// 16-byte chunks are XOR-swizzled by row so that the 8 rows an ldmatrix
+  /// reads (or a warp's copies write) fall in different banks. Identity for
+  /// other tiles (f32, or rows whose chunk count is not a power of two).
+  Value swizzledColumn(Value shared, Value row, Value col);
+  // Asynchronous copies: a fill of a 16-bit tile issues its cp.async copies
+  // and commits them as one group; the wait for that group (and the barrier
+  // that makes every thread's copies visible) comes only where the tile is
+  // first read, so that the copy overlaps the math in between (the V tile's
+  // copy overlaps S = Q K^T and the softmax).
+  /// Waits for the copies into `shared` (and all committed before them).
+  void waitForCopies(Value shared);
+  /// Waits for every pending copy.
+  void flushCopies();
+  void barrier();
 
   // Tensor-core and softmax math (TileComputeToGPU.cpp).
   LogicalResult emitDot(DotOp op);
@@ -125,6 +140,12 @@ private:
   IRMapping scalars;
   DenseMap<Value, Fragment> fragments;
   llvm::StringMap<Value> sharedBuffers;
+  /// Shared buffers with committed, unwaited copies, oldest first (one
+  /// cp.async group each).
+  SmallVector<Value> pendingCopies;
+  /// Whether shared memory may have been read since the last barrier: a
+  /// fill must then wait for those readers before overwriting.
+  bool sharedReadSinceBarrier = false;
   gpu::GPUFuncOp func;
   // Per-thread coordinates.
   Value threadId, lane, warpRow, groupRow, laneInRow;

@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/IR/AttnUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -37,6 +38,49 @@ Value KernelEmitter::sharedBuffer(RankedTensorType type, StringRef role) {
   Value buffer = func.addWorkgroupAttribution(memref, loc);
   sharedBuffers[key] = buffer;
   return buffer;
+}
+
+Value KernelEmitter::swizzledColumn(Value shared, Value row, Value col) {
+  auto type = cast<MemRefType>(shared.getType());
+  if (type.getElementType().getIntOrFloatBitWidth() != 16)
+    return col;
+  // Rows of N 16-byte chunks; 8 chunks make one 128-byte line of the 32
+  // banks. Rows sharing a line (N < 8) keep apart by their position in it;
+  // the XOR phase separates the rows that map to the same banks.
+  int64_t chunks = type.getDimSize(1) / 8;
+  if (chunks < 2 || !llvm::isPowerOf2_64(chunks))
+    return col;
+  int64_t rowsPerLine = std::max<int64_t>(1, 8 / chunks);
+  int64_t phases = std::min<int64_t>(8, chunks);
+  Value phase = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, row, index(rowsPerLine)),
+      index(phases));
+  Value chunk = arith::DivUIOp::create(b, loc, col, index(8));
+  Value within = arith::RemUIOp::create(b, loc, col, index(8));
+  Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, swizzled, index(8)), within);
+}
+
+void KernelEmitter::barrier() {
+  gpu::BarrierOp::create(b, loc);
+  sharedReadSinceBarrier = false;
+}
+
+void KernelEmitter::waitForCopies(Value shared) {
+  auto it = llvm::find(pendingCopies, shared);
+  if (it == pendingCopies.end())
+    return;
+  // Groups complete in commit order: allow the ones committed after it.
+  int64_t younger = pendingCopies.end() - it - 1;
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, uint32_t(younger));
+  pendingCopies.erase(pendingCopies.begin(), it + 1);
+  barrier();
+}
+
+void KernelEmitter::flushCopies() {
+  if (!pendingCopies.empty())
+    waitForCopies(pendingCopies.back());
 }
 
 /// Global indices of block element `position` (one index per block dim) and
@@ -80,8 +124,11 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
   Value zero = createPaddingConstant(b, loc, type.getElementType(),
                                      PaddingOption::zero);
 
-  // Readers of the previous contents are done before anyone overwrites.
-  gpu::BarrierOp::create(b, loc);
+  // Copies still in flight into this buffer land first, and readers of the
+  // previous contents are done before anyone overwrites.
+  waitForCopies(shared);
+  if (sharedReadSinceBarrier)
+    barrier();
   auto scalarFill = [&]() {
   scf::ForOp::create(
       b, loc, threadId, index(rows * bufferCols), index(schedule.numThreads),
@@ -113,7 +160,7 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
         }
         SmallVector<Value> smemIndex = {r};
         if (type.getRank() == 2)
-          smemIndex.push_back(c);
+          smemIndex.push_back(swizzledColumn(shared, r, c));
         Value staged = value.getResult(0);
         // f32 tiles feed tf32 tensor cores: round once, here.
         if (type.getElementType().isF32())
@@ -141,6 +188,8 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
       (!rowsChecked || op.getPaddingOrDefault() == PaddingOption::zero);
   if (!asyncShape) {
     scalarFill();
+    // Everyone's writes are visible before anyone reads.
+    barrier();
   } else {
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, base);
     Value start = meta.getOffset();
@@ -191,22 +240,24 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
             Value count =
                 arith::SelectOp::create(b, l, valid, index(8), index(0));
             nvgpu::DeviceAsyncCopyOp::create(
-                b, l, shared, ValueRange{r, c}, base, indices,
+                b, l, shared, ValueRange{r, swizzledColumn(shared, r, c)},
+                base, indices,
                 b.getIndexAttr(8), count, UnitAttr());
             scf::YieldOp::create(b, l);
           });
-      Value token = nvgpu::DeviceAsyncCreateGroupOp::create(
-          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
-          ValueRange{});
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, token, b.getI32IntegerAttr(0));
     }
+    // One group per fill, also when the fallback copied synchronously (an
+    // empty group), so that group counts are known at compile time; the
+    // wait and the barrier come at the first read (waitForCopies).
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    pendingCopies.push_back(shared);
   }
-  // Everyone's writes are visible before anyone reads.
-  gpu::BarrierOp::create(b, loc);
 }
 
 SmallVector<Value> KernelEmitter::aOperandFromShared(Value shared,
                                                      int64_t kSteps) {
+  waitForCopies(shared);
+  sharedReadSinceBarrier = true;
   auto type = cast<MemRefType>(shared.getType());
   if (type.getElementType().isF32()) {
     // tf32 m16n8k8, A in registers: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4),
@@ -239,6 +290,7 @@ SmallVector<Value> KernelEmitter::aOperandFromShared(Value shared,
   SmallVector<Value> parts;
   for (int64_t kk = 0; kk < kSteps; ++kk) {
     Value col = arith::AddIOp::create(b, loc, colHalf, index(kk * 16));
+    col = swizzledColumn(shared, row, col);
     parts.push_back(nvgpu::LdMatrixOp::create(b, loc, fragType, shared,
                                               ValueRange{row, col},
                                               /*transpose=*/false,

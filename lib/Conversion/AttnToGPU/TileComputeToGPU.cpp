@@ -16,6 +16,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
@@ -95,6 +96,7 @@ Value KernelEmitter::ldmatrixB(const Fragment &shared, bool storedNK,
         b, loc, arith::DivUIOp::create(b, loc, lane, index(8)), index(2));
     col = arith::AddIOp::create(b, loc, index(kStep * 16),
                                 arith::MulIOp::create(b, loc, half, index(8)));
+    col = swizzledColumn(shared.value, row, col);
     return nvgpu::LdMatrixOp::create(b, loc, fragType, shared.value,
                                      ValueRange{row, col}, /*transpose=*/false,
                                      /*numTiles=*/2);
@@ -103,7 +105,7 @@ Value KernelEmitter::ldmatrixB(const Fragment &shared, bool storedNK,
   // reads give each thread two consecutive k of one n.
   row = arith::AddIOp::create(b, loc, index(kStep * 16),
                               arith::RemUIOp::create(b, loc, lane, index(16)));
-  col = index(nTile * 8);
+  col = swizzledColumn(shared.value, row, index(nTile * 8));
   return nvgpu::LdMatrixOp::create(b, loc, fragType, shared.value,
                                    ValueRange{row, col}, /*transpose=*/true,
                                    /*numTiles=*/2);
@@ -184,6 +186,8 @@ LogicalResult KernelEmitter::emitDot(DotOp op) {
     zero.type = result;
     acc = materialize(zero, FragmentKind::Accumulator);
   }
+  waitForCopies(bFrag->value);
+  sharedReadSinceBarrier = true;
   for (int64_t j = 0; j < n / 8; ++j) {
     Value c = extract(b, loc, acc, {j});
     for (int64_t kk = 0; kk < kSteps; ++kk)
@@ -225,15 +229,30 @@ LogicalResult KernelEmitter::emitMaskKVBound(MaskKVBoundOp op) {
   Value len = scalars.lookup(op.getKvLen());
   Fragment out = *s;
   out.kind = FragmentKind::Accumulator;
-  out.value = maskAccumulator(
-      b, loc, acc, s->type.getDimSize(1) / 8, [&](int64_t j, int64_t h,
-                                                  int64_t e) {
-        Value col = accumulatorPosition(j, h, e).second;
-        Value key = arith::AddIOp::create(b, loc, start, col);
-        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key,
-                                     len)
-            .getResult();
-      });
+  // Only a block that reaches past kv_len has keys to hide: the test is one
+  // uniform branch per block instead of a compare and select per score.
+  int64_t keys = s->type.getDimSize(1);
+  Value end = arith::AddIOp::create(b, loc, start, index(keys));
+  Value partial =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, len);
+  auto branch = scf::IfOp::create(b, loc, TypeRange{acc.getType()}, partial,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(b, loc, acc);
+    b.setInsertionPointToStart(branch.thenBlock());
+    Value masked = maskAccumulator(
+        b, loc, acc, keys / 8, [&](int64_t j, int64_t h, int64_t e) {
+          Value col = accumulatorPosition(j, h, e).second;
+          Value key = arith::AddIOp::create(b, loc, start, col);
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                       key, len)
+              .getResult();
+        });
+    scf::YieldOp::create(b, loc, masked);
+  }
+  out.value = branch.getResult(0);
   fragments[op.getResult()] = out;
   return success();
 }
@@ -289,18 +308,38 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
   Type valueElement = v->element;
 
   // Scaled scores; masked (-inf) ones stay -inf whatever the scale's sign.
+  // With a positive scale (the usual case, one uniform branch) that holds
+  // by itself, so a multiply suffices; otherwise -inf is kept explicitly.
   int64_t nTiles = keys / 8;
-  SmallVector<Value> t(nTiles * 4);
+  SmallVector<Value> x(nTiles * 4);
   for (int64_t j = 0; j < nTiles; ++j)
     for (int64_t h = 0; h < 2; ++h)
-      for (int64_t e = 0; e < 2; ++e) {
-        Value x = extract(b, loc, scores, {j, h, e});
-        Value masked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                             x, negInf);
-        Value scaled = arith::MulFOp::create(b, loc, x, scale);
-        t[j * 4 + h * 2 + e] =
-            arith::SelectOp::create(b, loc, masked, x, scaled);
-      }
+      for (int64_t e = 0; e < 2; ++e)
+        x[j * 4 + h * 2 + e] = extract(b, loc, scores, {j, h, e});
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, scale, zero);
+  SmallVector<Type> scaledTypes(x.size(), b.getF32Type());
+  auto scaling = scf::IfOp::create(b, loc, scaledTypes, positive,
+                                   /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(scaling.thenBlock());
+    SmallVector<Value> scaled;
+    for (Value xe : x)
+      scaled.push_back(arith::MulFOp::create(b, loc, xe, scale));
+    scf::YieldOp::create(b, loc, scaled);
+    b.setInsertionPointToStart(scaling.elseBlock());
+    scaled.clear();
+    for (Value xe : x) {
+      Value masked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           xe, negInf);
+      scaled.push_back(arith::SelectOp::create(
+          b, loc, masked, xe, arith::MulFOp::create(b, loc, xe, scale)));
+    }
+    scf::YieldOp::create(b, loc, scaled);
+  }
+  SmallVector<Value> t(scaling.getResults().begin(),
+                       scaling.getResults().end());
 
   Value newMax = maxIn, newSum = sumIn;
   SmallVector<Value> alpha(2), baseRow(2);
@@ -393,7 +432,10 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
                                                   p[j * 4 + h * 2 + e]));
     pA.push_back(vector::FromElementsOp::create(b, loc, aType, elems));
   }
-  // acc += P * V; V is [keys][dv] in shared memory.
+  // acc += P * V; V is [keys][dv] in shared memory, its copy overlapped
+  // everything above.
+  waitForCopies(v->value);
+  sharedReadSinceBarrier = true;
   for (int64_t n = 0; n < accTiles; ++n) {
     Value c = extract(b, loc, acc, {n});
     for (int64_t kk = 0; kk < keys / mmaK; ++kk)
