@@ -128,16 +128,28 @@ def main():
     print(f"attn-mlir {attn_mlir.version()}; torch {torch.__version__}; {gpu}",
           flush=True)
     gqa_peer = {"enable_gqa": True}
-    flex = None
+    flex_attention = None
     if not args.no_flex:
         try:
             from torch.nn.attention.flex_attention import (create_block_mask,
                                                            flex_attention)
-            flex = torch.compile(flex_attention, dynamic=False)
+            # One compiled FlexAttention per shape (below): a single one
+            # recompiles per shape and, past dynamo's recompile limit (8),
+            # silently runs eagerly -- tens of times slower.
+            import torch._dynamo
+            for name in ("recompile_limit", "cache_size_limit",
+                         "accumulated_recompile_limit",
+                         "accumulated_cache_size_limit"):
+                if hasattr(torch._dynamo.config, name):
+                    setattr(torch._dynamo.config, name, 1024)
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"flex: unavailable ({e})")
 
     rows, failures = [], 0
+    os.makedirs(args.out, exist_ok=True)
+    stem = (datetime.date.today().isoformat() + "-" +
+            gpu.replace("NVIDIA ", "").replace(" ", "-").lower())
+    path = os.path.join(args.out, stem + ".csv")
     for shape in list(fa3_shapes(args.quick)) + list(decode_shapes(args.quick)):
         one_set = 2 * (shape["batch"] * shape["heads"] * shape["seqlen_q"] +
                        2 * shape["batch"] * shape["kv_heads"] *
@@ -162,6 +174,7 @@ def main():
             failures += 1
             print(f"CHECK FAILED {shape}: rel_l2 {err:.3e} vs SDPA", flush=True)
             rows.append(row)
+            write_csv(rows, path)
             continue
         f = flops(shape)
         ms = do_bench(rotating(ours, sets), warmup=25, rep=100,
@@ -180,8 +193,9 @@ def main():
                 row[column] = round(f / t / 1e9, 1)
             except Exception:  # noqa: BLE001 - the peer cannot run it
                 pass
-        if flex is not None:
+        if flex_attention is not None:
             try:
+                flex = torch.compile(flex_attention, dynamic=False)
                 mask = None
                 if causal:
                     mask = create_block_mask(lambda b, h, i, j: i >= j, None,
@@ -203,20 +217,20 @@ def main():
               f" (rel_l2 vs SDPA {err:.2e})", flush=True)
         del sets
         torch.cuda.empty_cache()
+        write_csv(rows, path)  # after every shape: a cut-short run keeps its rows
 
-    os.makedirs(args.out, exist_ok=True)
-    stem = (datetime.date.today().isoformat() + "-" +
-            gpu.replace("NVIDIA ", "").replace(" ", "-").lower())
-    path = os.path.join(args.out, stem + ".csv")
+    print(f"wrote {path}")
+    plot(rows, os.path.join(args.out, stem + ".png"))
+    report(rows)
+    sys.exit(1 if failures else 0)
+
+
+def write_csv(rows, path):
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
         for row in rows:
             writer.writerow({c: row.get(c, "") for c in COLUMNS})
-    print(f"wrote {path}")
-    plot(rows, os.path.join(args.out, stem + ".png"))
-    report(rows)
-    sys.exit(1 if failures else 0)
 
 
 def plot(rows, path):
