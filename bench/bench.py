@@ -136,12 +136,12 @@ def main():
             # One compiled FlexAttention per shape (below): a single one
             # recompiles per shape and, past dynamo's recompile limit (8),
             # silently runs eagerly -- tens of times slower.
-            import torch._dynamo
+            import torch._dynamo as dynamo
             for name in ("recompile_limit", "cache_size_limit",
                          "accumulated_recompile_limit",
                          "accumulated_cache_size_limit"):
-                if hasattr(torch._dynamo.config, name):
-                    setattr(torch._dynamo.config, name, 1024)
+                if hasattr(dynamo.config, name):
+                    setattr(dynamo.config, name, 1024)
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"flex: unavailable ({e})")
 
