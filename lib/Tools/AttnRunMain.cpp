@@ -18,6 +18,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Reference/Reference.h"
 #include "attn/Runtime/CudaDriver.h"
+#include "attn/Tools/InputGuard.h"
 #include "attn/Runner/HostTensor.h"
 #include "attn/Runner/RunOptions.h"
 
@@ -78,6 +79,9 @@ OwningOpRef<ModuleOp> parseKernel(MLIRContext *ctx, llvm::SourceMgr &sourceMgr,
                                   const std::string &path, std::string &error) {
   auto file = openInputFile(path, &error);
   if (!file)
+    return nullptr;
+  error = checkInputNesting(file->getBuffer().str(), path);
+  if (!error.empty())
     return nullptr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, ctx);

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -480,6 +481,40 @@ TEST_F(JitApiTest, CApiRunsAndReportsErrors) {
   attn_cache_stats stats;
   ASSERT_EQ(attn_cache_get_stats(&stats), ATTN_OK);
   EXPECT_EQ(stats.compilations, 1u);
+}
+
+TEST_F(JitApiTest, CudaWithoutADriverIsARuntimeError) {
+  if (void *driver = dlopen("libcuda.so.1", RTLD_LAZY)) {
+    dlclose(driver);
+    GTEST_SKIP() << "a CUDA driver is present";
+  }
+  attn_spec spec = {ATTN_F16, 64, 0, ATTN_CAUSAL_NONE, 1, 0};
+  attn_kernel *kernel = nullptr;
+  // "cuda" asks the driver for the chip: no driver, no kernel.
+  EXPECT_EQ(attn_kernel_get(&spec, "cuda", &kernel), ATTN_ERROR_RUNTIME);
+  EXPECT_NE(std::string(attn_last_error()).find("no CUDA driver"),
+            std::string::npos);
+  // A named chip compiles to PTX without one; launching then fails cleanly.
+  ASSERT_EQ(attn_kernel_get(&spec, "cuda:sm_90a", &kernel), ATTN_OK)
+      << attn_last_error();
+  AttentionSpec cxx = makeSpec(DType::F16, 64, CausalKind::None);
+  Problem p(cxx, 1, 1, 16, 16, "bhsd", 1);
+  attn_tensor t[4];
+  TensorRef refs[4] = {p.args.q, p.args.k, p.args.v, p.args.o};
+  for (int i = 0; i < 4; ++i) {
+    t[i].data = refs[i].data;
+    t[i].rank = 4;
+    for (int d = 0; d < 4; ++d) {
+      t[i].sizes[d] = refs[i].sizes[d];
+      t[i].strides[d] = refs[i].strides[d];
+    }
+  }
+  EXPECT_EQ(attn_kernel_launch(kernel, &t[0], &t[1], &t[2], &t[3], nullptr,
+                               nullptr, nullptr),
+            ATTN_ERROR_RUNTIME);
+  EXPECT_NE(std::string(attn_last_error()).find("no CUDA driver"),
+            std::string::npos);
+  attn_kernel_release(kernel);
 }
 
 } // namespace

@@ -15,6 +15,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 
+#include <cstdlib>
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERBLOCKPOINTERS
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"
@@ -106,6 +108,15 @@ private:
       FailureOr<PtrState> state = stateOf(load.getPtr(), op);
       if (failed(state))
         return failure();
+#ifdef ATTN_FUZZ_BUILD
+      // A deliberate crash, compiled into fuzzing builds only and armed by
+      // `scripts/fuzz --planted`: the fuzzer must find it (a load of a block
+      // with an odd number of rows above 16) from the seed corpus.
+      static const bool planted = std::getenv("ATTN_FUZZ_PLANTED_BUG");
+      auto rows = load.getResult().getType().getDimSize(0);
+      if (planted && rows > 16 && rows % 2 == 1)
+        __builtin_trap();
+#endif
       auto tile = TileLoadOp::create(
           b, op->getLoc(), load.getResult().getType(), state->base,
           state->offsets, b.getDenseI64ArrayAttr(state->dims),
