@@ -43,3 +43,7 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+
+# scripts/sanitize runs the suite on an AddressSanitizer build.
+if lit_config.params.get("asan"):
+    config.available_features.add("asan")
