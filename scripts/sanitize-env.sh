@@ -17,10 +17,13 @@ attn_sanitize_build() {
       -DATTN_SANITIZE=address,undefined -DATTN_BUILD_FUZZER=ON >/dev/null
   fi
   attn_log "building $SAN_DIR"
-  cmake --build "$SAN_DIR" -j "${ATTN_JOBS:-$(nproc)}" "$@" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
+  # Optional arguments: the targets to build (default: all).
+  local targets=()
+  [ $# -gt 0 ] && targets=(--target "$@")
+  cmake --build "$SAN_DIR" -j "${ATTN_JOBS:-$(nproc)}" "${targets[@]}" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
   if ! ninja -C "$SAN_DIR" -n "$@" 2>/dev/null | grep -q 'no work to do'; then
     attn_log "sanitizer build failed"
-    cmake --build "$SAN_DIR" -j 1 "$@"
+    cmake --build "$SAN_DIR" -j 1 "${targets[@]}"
     return 1
   fi
 }

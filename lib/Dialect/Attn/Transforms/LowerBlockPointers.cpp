@@ -95,6 +95,17 @@ private:
         return failure();
       PtrState state = *found;
       for (auto [blockDim, delta] : llvm::enumerate(advance.getOffsets())) {
+#ifdef ATTN_FUZZ_BUILD
+        // A deliberate crash, compiled into fuzzing builds only and armed by
+        // `scripts/fuzz --planted`: the fuzzer must find it from the seed
+        // corpus (an advance by a constant step that is not a multiple of
+        // 16, one digit away from the seeds' steps of 16, 32 and 64).
+        static const bool planted = std::getenv("ATTN_FUZZ_PLANTED_BUG");
+        APInt step;
+        if (planted && matchPattern(delta, m_ConstantInt(&step)) &&
+            step.getSExtValue() % 16 != 0)
+          __builtin_trap();
+#endif
         if (matchPattern(delta, m_Zero()))
           continue;
         Value &offset = state.offsets[state.dims[blockDim]];
@@ -108,15 +119,7 @@ private:
       FailureOr<PtrState> state = stateOf(load.getPtr(), op);
       if (failed(state))
         return failure();
-#ifdef ATTN_FUZZ_BUILD
-      // A deliberate crash, compiled into fuzzing builds only and armed by
-      // `scripts/fuzz --planted`: the fuzzer must find it (a load of a block
-      // with an odd number of rows above 16) from the seed corpus.
-      static const bool planted = std::getenv("ATTN_FUZZ_PLANTED_BUG");
-      auto rows = load.getResult().getType().getDimSize(0);
-      if (planted && rows > 16 && rows % 2 == 1)
-        __builtin_trap();
-#endif
+
       auto tile = TileLoadOp::create(
           b, op->getLoc(), load.getResult().getType(), state->base,
           state->offsets, b.getDenseI64ArrayAttr(state->dims),
