@@ -24,8 +24,11 @@ def attention(q, k, v, causal=None, scale=None):
     elif causal == "bottom_right":
         s = np.where(j <= i + SKV - SQ, s, -np.inf)
     m = s.max(axis=-1, keepdims=True)
-    live = np.isfinite(m)
-    p = np.where(live, np.exp(s - np.where(live, m, 0.0)), 0.0)
+    # A row that sees no key (max -inf) gives 0 and -inf; NaN and +inf
+    # propagate as the plain math does (NaN - NaN, inf - inf are NaN).
+    live = m != -np.inf
+    with np.errstate(invalid="ignore"):
+        p = np.where(live, np.exp(s - np.where(live, m, 0.0)), 0.0)
     l = p.sum(axis=-1, keepdims=True)
     out = np.einsum("bhqk,bhkd->bhqd", p, v) / np.where(live, l, 1.0)
     with np.errstate(divide="ignore"):

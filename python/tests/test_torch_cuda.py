@@ -63,7 +63,8 @@ def reference(q, k, v, causal=None, scale=None):
     elif causal == "bottom_right":
         s = s.masked_fill(~(j <= i + SKV - SQ), -math.inf)
     m = s.amax(dim=-1, keepdim=True)
-    live = torch.isfinite(m)
+    # No visible key (max -inf): 0 and -inf; NaN/+inf propagate as the math.
+    live = m != -math.inf
     p = torch.where(live, torch.exp(s - torch.where(live, m, 0.0)), 0.0)
     l = p.sum(dim=-1, keepdim=True)
     out = (p @ v) / torch.where(live, l, 1.0)
@@ -185,6 +186,46 @@ def test_checker_catches_a_wrong_answer():
     out = attn_mlir.flash_attention(q, k, v, causal=True)
     assert rel_l2(out, sdpa(q, k, v, False)) > 1e-1
     assert rel_l2(torch.full_like(out, math.nan), out) == math.inf
+
+
+def test_large_score_magnitudes_against_float64():
+    # |q . k| * scale up to ~1e4 in f16 and bf16: the error bound grows with
+    # the score magnitude (f32 accumulation moves a score by ~|s| 2^-24 sqrt(d)).
+    for dtype in (torch.float16, torch.bfloat16):
+        q = randn(1, 4, 300, 64, dtype=dtype) * 40
+        k = randn(1, 4, 500, 64, dtype=dtype) * 40
+        v = randn(1, 4, 500, 64, dtype=dtype)
+        out, lse = attn_mlir.flash_attention(q, k, v, return_lse=True)
+        ref_out, ref_lse = reference(q, k, v)
+        s_max = float(ref_lse.abs().max())
+        assert s_max > 1e3
+        bound = max(BOUND[str(dtype)], s_max * 2.0**-24 * 8 * 4)
+        err = rel_l2(out, ref_out)
+        print(f"  {dtype} |s| up to {s_max:.0f}: rel_l2_err={err:.3e} "
+              f"(bound {bound:.1e})")
+        assert err <= bound
+        assert float((lse - ref_lse).abs().max()) <= 1e-5 * s_max + 1e-3
+
+
+def test_nan_and_inf_propagate_as_float64():
+    for where in "qkv":
+        for value in (math.nan, math.inf):
+            q, k, v = (randn(1, 1, 70, 32, dtype=torch.float32)
+                       for _ in range(3))
+            {"q": q, "k": k, "v": v}[where][0, 0, 5, 3] = value
+            out = attn_mlir.flash_attention(q, k, v)
+            ref, _ = reference(q, k, v)
+            assert torch.equal(out.isnan(), ref.isnan()), (where, value)
+            assert torch.equal(out.isinf(), ref.isinf()), (where, value)
+
+
+def test_128k_keys():
+    # Long KV without index overflow (GQA decode-like shape).
+    q, k, v = randn(1, 8, 16, 128), randn(1, 2, 131072, 128), \
+        randn(1, 2, 131072, 128)
+    out = attn_mlir.flash_attention(q, k, v, causal="bottom_right")
+    expect_close(out, reference(q, k, v, "bottom_right")[0], q.dtype,
+                 "kv 131072 vs float64")
 
 
 def test_bad_input_raises():
