@@ -133,6 +133,16 @@ def test_non_contiguous_views_against_sdpa():
     expect_close(out, sdpa(q, k, v), q.dtype, "non-contiguous views vs sdpa")
 
 
+def test_misaligned_views_fall_back_to_element_copies():
+    # Views starting 1 element (2 bytes) into their storage: the 16-byte
+    # cp.async staging must not be used; the element-wise path must be right.
+    big = randn(2, 4, 300, 72)
+    q, k, v = big[..., 1:65], big[..., 3:67], big[..., 5:69]
+    assert q.data_ptr() % 16 != 0
+    out = attn_mlir.flash_attention(q, k, v, causal=True)
+    expect_close(out, sdpa(q, k, v, True), q.dtype, "misaligned views vs sdpa")
+
+
 def test_gqa_against_sdpa():
     q, k, v = randn(2, 8, 200, 64), randn(2, 2, 500, 64), randn(2, 2, 500, 64)
     for causal in (False, True):
