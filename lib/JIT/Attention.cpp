@@ -20,15 +20,11 @@ using namespace attn;
 // AttentionSpec, Target
 //===----------------------------------------------------------------------===//
 
-static bool supportedHeadDim(int64_t d) {
-  return d >= 16 && d <= 256 && d % 8 == 0;
-}
-
 std::string AttentionSpec::validate() const {
-  if (!supportedHeadDim(headDim))
+  if (!isSupportedHeadDim(headDim))
     return "head dim " + std::to_string(headDim) +
            " is not supported (expected a multiple of 8 in [16, 256])";
-  if (headDimV != 0 && !supportedHeadDim(headDimV))
+  if (headDimV != 0 && !isSupportedHeadDim(headDimV))
     return "V head dim " + std::to_string(headDimV) +
            " is not supported (expected a multiple of 8 in [16, 256])";
   if (gqaRatio < 1)

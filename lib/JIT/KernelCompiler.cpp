@@ -25,7 +25,7 @@ using ::attn::AttentionSpec;
 using ::attn::CausalKind;
 using ::attn::DType;
 
-static Type elementTypeOf(MLIRContext *ctx, DType dtype) {
+Type mlir::attn::elementTypeOf(MLIRContext *ctx, DType dtype) {
   switch (dtype) {
   case DType::F16:
     return Float16Type::get(ctx);

@@ -2,6 +2,7 @@
 
 #include "TargetKernels.h"
 #include "attn/JIT/CpuExecutable.h"
+#include "attn/JIT/KernelSignature.h"
 #include "attn/Runtime/CudaDriver.h"
 
 #include <map>
@@ -16,16 +17,8 @@ using mlir::attn::StridedMemRefDescriptor;
 
 namespace {
 
-template <int Rank>
-StridedMemRefDescriptor<Rank> describe(const TensorRef &t) {
-  StridedMemRefDescriptor<Rank> desc;
-  desc.allocated = desc.aligned = t.data;
-  desc.offset = 0;
-  for (int i = 0; i < Rank; ++i) {
-    desc.sizes[i] = t.sizes[i];
-    desc.strides[i] = t.strides[i];
-  }
-  return desc;
+template <int Rank> StridedMemRefDescriptor<Rank> describe(const TensorRef &t) {
+  return mlir::attn::describeMemRef<Rank>(t.data, t.sizes, t.strides);
 }
 
 class CpuKernel final : public Kernel {
@@ -80,35 +73,17 @@ private:
     void *function = nullptr;
     if (!functionForCurrentContext(*driver, function, error))
       return false;
-    // Each memref is passed as its descriptor's fields (allocated, aligned,
-    // offset, sizes..., strides...), then the scale.
-    std::vector<int64_t> storage;
-    storage.reserve(5 * 11);
-    std::vector<void *> params;
-    auto pass = [&](const TensorRef &t, int rank) {
-      size_t first = storage.size();
-      storage.push_back(int64_t(reinterpret_cast<uintptr_t>(t.data)));
-      storage.push_back(int64_t(reinterpret_cast<uintptr_t>(t.data)));
-      storage.push_back(0);
-      for (int i = 0; i < rank; ++i)
-        storage.push_back(t.sizes[i]);
-      for (int i = 0; i < rank; ++i)
-        storage.push_back(t.strides[i]);
-      for (size_t i = first; i < storage.size(); ++i)
-        params.push_back(nullptr); // filled below: storage may move
-    };
-    pass(args.q, 4);
-    pass(args.k, 4);
-    pass(args.v, 4);
-    pass(args.o, 4);
+    mlir::attn::KernelParams params;
+    for (const TensorRef *t : {&args.q, &args.k, &args.v, &args.o})
+      params.addMemRef(mlir::attn::DevicePtr(uintptr_t(t->data)), t->sizes,
+                       t->strides, 4);
     if (spec().withLse)
-      pass(args.lse, 3);
-    for (size_t i = 0; i < storage.size(); ++i)
-      params[i] = &storage[i];
-    params.push_back(&scale);
-    unsigned threads = unsigned(blockM() / 16 * 32);
+      params.addMemRef(mlir::attn::DevicePtr(uintptr_t(args.lse.data)),
+                       args.lse.sizes, args.lse.strides, 3);
+    params.addF32(scale);
+    unsigned threads = unsigned(mlir::attn::gpuThreadsPerBlock(blockM()));
     return driver->launch(function, unsigned(gridX), unsigned(gridY), threads,
-                          0, params, error, args.stream);
+                          0, params.get(), error, args.stream);
   }
 
   std::string name, ptxText;

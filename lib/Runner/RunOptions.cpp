@@ -202,7 +202,7 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
     if (!parsePositive(name, text, kMaxSize, value, error))
       return false;
     if (flag.kind == FlagKind::HeadDim &&
-        (value % 8 != 0 || value < kMinHeadDim || value > kMaxHeadDim)) {
+        !isSupportedHeadDim(value)) {
       error = name + " " + text +
               " is not supported (expected a multiple of 8 in [" +
               std::to_string(kMinHeadDim) + ", " + std::to_string(kMaxHeadDim) +

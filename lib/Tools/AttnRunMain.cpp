@@ -55,14 +55,6 @@ int fail(const std::string &message) {
   return kFail;
 }
 
-Type elementTypeOf(MLIRContext *ctx, const std::string &dtype) {
-  if (dtype == "f16")
-    return Float16Type::get(ctx);
-  if (dtype == "bf16")
-    return BFloat16Type::get(ctx);
-  return Float32Type::get(ctx);
-}
-
 /// The AttentionSpec of the run's generated kernel.
 ::attn::AttentionSpec specOf(const RunOptions &opts) {
   ::attn::AttentionSpec spec;
@@ -125,16 +117,8 @@ bool checkArgument(const KernelArgument &arg, const HostTensor &tensor,
   return true;
 }
 
-template <int Rank>
-StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
-  StridedMemRefDescriptor<Rank> desc;
-  desc.allocated = desc.aligned = t.data();
-  desc.offset = 0;
-  for (int i = 0; i < Rank; ++i) {
-    desc.sizes[i] = t.sizes[i];
-    desc.strides[i] = t.strides[i];
-  }
-  return desc;
+template <int Rank> StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
+  return describeMemRef<Rank>(t.data(), t.sizes.data(), t.strides.data());
 }
 
 } // namespace
@@ -307,7 +291,8 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   ::attn::fillNaN(t.lse);
 
   using Kind = KernelArgument::Kind;
-  Type expectedElement = elementTypeOf(&ctx, opts.dtype);
+  Type expectedElement =
+      elementTypeOf(&ctx, *::attn::parseDType(opts.dtype));
   for (const KernelArgument &arg : sig.arguments) {
     if (arg.kind == Kind::Scale)
       continue;
@@ -338,8 +323,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
 
   CudaDriver *driver = nullptr;
   std::vector<DevicePtr> deviceBuffers;
-  std::vector<int64_t> paramStorage;
-  std::vector<void *> params;
+  KernelParams params;
   void *function = nullptr;
 
   if (!onGpu) {
@@ -373,10 +357,9 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
       return fail(error);
     // Kernel parameters: each memref is passed as its descriptor fields
     // (allocated, aligned, offset, sizes..., strides...), then the scale.
-    paramStorage.reserve(sig.arguments.size() * 11);
     for (const KernelArgument &arg : sig.arguments) {
       if (arg.kind == Kind::Scale) {
-        params.push_back(&scale);
+        params.addF32(scale);
         continue;
       }
       HostTensor *tensor = t.byKind(arg.kind);
@@ -386,21 +369,13 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
                                 error))
         return fail(error);
       deviceBuffers.push_back(ptr);
-      size_t first = paramStorage.size();
-      paramStorage.push_back(int64_t(ptr));
-      paramStorage.push_back(int64_t(ptr));
-      paramStorage.push_back(0);
-      for (int64_t size : tensor->sizes)
-        paramStorage.push_back(size);
-      for (int64_t stride : tensor->strides)
-        paramStorage.push_back(stride);
-      for (size_t i = first; i < paramStorage.size(); ++i)
-        params.push_back(&paramStorage[i]);
+      params.addMemRef(ptr, tensor->sizes.data(), tensor->strides.data(),
+                       int(tensor->rank()));
     }
-    unsigned blockThreads = unsigned(sig.blockM / 16 * 32);
+    unsigned blockThreads = unsigned(gpuThreadsPerBlock(sig.blockM));
     launch = [&, blockThreads](std::string &err) {
       return driver->launch(function, unsigned(n0), unsigned(n1),
-                            blockThreads, 0, params, err) &&
+                            blockThreads, 0, params.get(), err) &&
              driver->synchronize(err);
     };
     timeLaunch = [&, blockThreads](double &ms, std::string &err) {
@@ -408,7 +383,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
       bool ok = driver->time(
           [&](std::string &e) {
             return driver->launch(function, unsigned(n0), unsigned(n1),
-                                  blockThreads, 0, params, e);
+                                  blockThreads, 0, params.get(), e);
           },
           elapsed, err);
       ms = elapsed;

@@ -13,6 +13,7 @@
 #include "attn/JIT/Attention.h"
 #include "attn/Reference/Reference.h"
 #include "attn/Runner/HostTensor.h"
+#include "attn/Runtime/CudaDriver.h"
 
 #include <gtest/gtest.h>
 
@@ -517,4 +518,33 @@ TEST_F(JitApiTest, CudaWithoutADriverIsARuntimeError) {
   attn_kernel_release(kernel);
 }
 
+} // namespace
+
+namespace {
+// The parameter block every GPU launch is built from (attn-run and the JIT
+// API alike): descriptor fields in order, scalars after, stable addresses.
+TEST(KernelParams, MemRefFieldsThenScalarsAtStableAddresses) {
+  mlir::attn::KernelParams params;
+  int64_t sizes4[4] = {2, 3, 5, 7}, strides4[4] = {105, 35, 7, 1};
+  int64_t sizes3[3] = {2, 3, 5}, strides3[3] = {15, 5, 1};
+  params.addMemRef(0x1000, sizes4, strides4, 4);
+  params.addMemRef(0x2000, sizes3, strides3, 3);
+  params.addF32(0.25f);
+  std::vector<void *> &p = params.get();
+  ASSERT_EQ(p.size(), 11u + 9u + 1u);
+  auto at = [&](size_t i) { return *static_cast<int64_t *>(p[i]); };
+  std::vector<int64_t> first = {0x1000, 0x1000, 0, 2, 3, 5, 7, 105, 35, 7, 1};
+  for (size_t i = 0; i < first.size(); ++i)
+    EXPECT_EQ(at(i), first[i]) << i;
+  std::vector<int64_t> second = {0x2000, 0x2000, 0, 2, 3, 5, 15, 5, 1};
+  for (size_t i = 0; i < second.size(); ++i)
+    EXPECT_EQ(at(11 + i), second[i]) << i;
+  EXPECT_EQ(*static_cast<float *>(p[20]), 0.25f);
+  // Many more parameters do not move the first ones.
+  void *firstAddress = p[0];
+  for (int i = 0; i < 1000; ++i)
+    params.addMemRef(0x3000, sizes4, strides4, 4);
+  EXPECT_EQ(params.get()[0], firstAddress);
+  EXPECT_EQ(at(0), 0x1000);
+}
 } // namespace

@@ -29,6 +29,21 @@ template <int Rank> struct StridedMemRefDescriptor {
   int64_t strides[Rank];
 };
 
+/// The descriptor of a strided tensor at `data` (offset 0): sizes and strides
+/// in elements.
+template <int Rank>
+StridedMemRefDescriptor<Rank> describeMemRef(void *data, const int64_t *sizes,
+                                             const int64_t *strides) {
+  StridedMemRefDescriptor<Rank> desc;
+  desc.allocated = desc.aligned = data;
+  desc.offset = 0;
+  for (int i = 0; i < Rank; ++i) {
+    desc.sizes[i] = sizes[i];
+    desc.strides[i] = strides[i];
+  }
+  return desc;
+}
+
 class CpuExecutable {
 public:
   ~CpuExecutable();

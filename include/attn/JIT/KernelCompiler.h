@@ -19,6 +19,9 @@
 
 namespace mlir::attn {
 
+/// The MLIR element type of `dtype`.
+Type elementTypeOf(MLIRContext *ctx, ::attn::DType dtype);
+
 /// The kernel name of generated modules.
 constexpr const char *kGeneratedKernelName = "attention";
 

@@ -43,6 +43,10 @@ struct KernelSignature {
   }
 };
 
+/// Threads per CTA of the GPU schedule for `blockM` query rows: one warp per
+/// 16 rows (the schedule of convert-attn-to-gpu).
+constexpr int64_t gpuThreadsPerBlock(int64_t blockM) { return blockM / 16 * 32; }
+
 /// Finds the module's one tile kernel and reads its ABI; emits a diagnostic
 /// at the offending function or argument and fails when it does not follow
 /// the kernel ABI above.

@@ -9,6 +9,8 @@
 #ifndef ATTN_RUNNER_RUNOPTIONS_H
 #define ATTN_RUNNER_RUNOPTIONS_H
 
+#include "attn/Support/Types.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -73,9 +75,6 @@ struct RunOptions {
   std::string effectiveChip() const;
 };
 
-/// Smallest and largest head dim accepted (both multiples of 8).
-constexpr int64_t kMinHeadDim = 16;
-constexpr int64_t kMaxHeadDim = 256;
 /// Largest value accepted for any single size (2^31).
 constexpr int64_t kMaxSize = int64_t(1) << 31;
 /// Largest element count accepted for any one tensor (2^34).

@@ -10,6 +10,7 @@
 #define ATTN_RUNTIME_CUDADRIVER_H
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <cstdint>
 #include <string>
@@ -18,6 +19,39 @@
 namespace mlir::attn {
 
 using DevicePtr = uint64_t;
+
+/// Parameters of a lowered kernel as cuLaunchKernel takes them: each memref
+/// as its descriptor's fields (allocated, aligned, offset, sizes...,
+/// strides...), each scalar by value. Their addresses stay valid as long as
+/// the object lives.
+class KernelParams {
+public:
+  void addMemRef(DevicePtr ptr, const int64_t *sizes, const int64_t *strides,
+                 int rank) {
+    add(int64_t(ptr));
+    add(int64_t(ptr));
+    add(0);
+    for (int i = 0; i < rank; ++i)
+      add(sizes[i]);
+    for (int i = 0; i < rank; ++i)
+      add(strides[i]);
+  }
+  void addF32(float value) {
+    floats.push_back(value);
+    pointers.push_back(&floats.back());
+  }
+  std::vector<void *> &get() { return pointers; }
+
+private:
+  void add(int64_t value) {
+    ints.push_back(value);
+    pointers.push_back(&ints.back());
+  }
+  // Deques: growing them never moves an element already pointed to.
+  std::deque<int64_t> ints;
+  std::deque<float> floats;
+  std::vector<void *> pointers;
+};
 
 class CudaDriver {
 public:

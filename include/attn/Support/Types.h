@@ -8,6 +8,7 @@
 #define ATTN_SUPPORT_TYPES_H
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,14 @@ std::optional<DType> parseDType(const std::string &name);
 const char *dtypeName(DType dtype);
 /// Bytes per element: 2, 2 or 4.
 size_t dtypeBytes(DType dtype);
+
+/// Head dims the compiler supports (Q/K and V/O alike): multiples of 8 in
+/// [kMinHeadDim, kMaxHeadDim].
+constexpr int64_t kMinHeadDim = 16;
+constexpr int64_t kMaxHeadDim = 256;
+inline bool isSupportedHeadDim(int64_t d) {
+  return d >= kMinHeadDim && d <= kMaxHeadDim && d % 8 == 0;
+}
 
 /// Causal mask alignment.
 enum class CausalKind {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
+#include "attn/JIT/KernelSignature.h"
 #include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Conversion/Passes.h"
 
@@ -55,8 +56,8 @@ struct ConvertAttnToGPUPass
       }
       GpuSchedule schedule;
       schedule.blockM = blockM.getInt();
-      schedule.numWarps = schedule.blockM / 16;
-      schedule.numThreads = schedule.numWarps * 32;
+      schedule.numThreads = gpuThreadsPerBlock(schedule.blockM);
+      schedule.numWarps = schedule.numThreads / 32;
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))
         return signalPassFailure();
       kernel.erase();
