@@ -82,6 +82,8 @@ const FlagInfo kFlags[] = {
      "print time_ms=<median> tflops=<x>"},
     {"--lse", FlagKind::Bool, nullptr, nullptr,
      "also compute the LSE; --check checks it too"},
+    {"--misalign-inputs", FlagKind::Bool, nullptr, nullptr,
+     "GPU: Q, K, V start one element past 16 bytes"},
     {"--bench-iters", FlagKind::Iters, nullptr, "N",
      "timed iterations for --bench (default 20)"},
     {"--emit-ptx", FlagKind::File, nullptr, "FILE",
@@ -194,6 +196,8 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
       out.bench = true;
     else if (name == "--lse")
       out.lse = true;
+    else if (name == "--misalign-inputs")
+      out.misalignInputs = true;
     return true;
 
   case FlagKind::Positive:
@@ -400,6 +404,11 @@ bool attn::parseRunOptions(int argc, char **argv, RunOptions &out,
   if (!seen.count("--head-dim-v"))
     out.headDimV = out.headDim;
 
+  if (out.misalignInputs && out.target != "gpu") {
+    error = "--misalign-inputs needs --target gpu";
+    return false;
+  }
+
   if (out.heads % out.kvHeads != 0) {
     error = "--heads " + std::to_string(out.heads) +
             " is not divisible by --kv-heads " + std::to_string(out.kvHeads);
@@ -437,6 +446,7 @@ std::string attn::runUsage() {
       "[--seed N]\n"
       "                [--check] [--bench] [--bench-iters N] [--lse] "
       "[--emit-ptx FILE]\n"
+      "                [--misalign-inputs]\n"
       "\n"
       "Runs one attention on standard normal inputs drawn from --seed, "
       "optionally\n"

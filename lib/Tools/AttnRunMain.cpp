@@ -363,12 +363,20 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
         continue;
       }
       HostTensor *tensor = t.byKind(arg.kind);
+      // --misalign-inputs: the inputs start one element into a 16-byte
+      // aligned allocation (cuMemAlloc gives 256-byte alignment).
+      bool shift = opts.misalignInputs &&
+                   (arg.kind == Kind::Query || arg.kind == Kind::Key ||
+                    arg.kind == Kind::Value);
+      size_t skew = shift ? dtypeBytes(tensor->dtype) : 0;
       DevicePtr ptr;
-      if (!driver->allocate(tensor->storage.size(), ptr, error) ||
-          !driver->copyToDevice(ptr, tensor->data(), tensor->storage.size(),
-                                error))
+      if (!driver->allocate(tensor->storage.size() + skew, ptr, error))
         return fail(error);
       deviceBuffers.push_back(ptr);
+      ptr += skew;
+      if (!driver->copyToDevice(ptr, tensor->data(), tensor->storage.size(),
+                                error))
+        return fail(error);
       params.addMemRef(ptr, tensor->sizes.data(), tensor->strides.data(),
                        int(tensor->rank()));
     }

@@ -140,7 +140,17 @@ def test_misaligned_views_fall_back_to_element_copies():
     q, k, v = big[..., 1:65], big[..., 3:67], big[..., 5:69]
     assert q.data_ptr() % 16 != 0
     out = attn_mlir.flash_attention(q, k, v, causal=True)
-    expect_close(out, sdpa(q, k, v, True), q.dtype, "misaligned views vs sdpa")
+    # The float64 reference (on copies) is the judge; SDPA on the same views
+    # and our kernel on aligned copies say which side a difference is on.
+    copies = [x.contiguous() for x in (q, k, v)]
+    aligned = attn_mlir.flash_attention(*copies, causal=True)
+    for other, name in ((aligned, "ours on aligned copies"),
+                        (sdpa(q, k, v, True), "sdpa on the views")):
+        err = ((out.double() - other.double()).norm() /
+               other.double().norm()).item()
+        print(f"  misaligned views vs {name}: rel_l2_err={err:.3e}")
+    expect_close(out, reference(q, k, v, "top_left")[0], q.dtype,
+                 "misaligned views vs float64")
 
 
 def test_gqa_against_sdpa():

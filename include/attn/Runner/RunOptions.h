@@ -61,6 +61,10 @@ struct RunOptions {
   /// The generated kernel also writes the LSE; --check compares it too
   /// (extension of the DESIGN contract).
   bool lse = false;
+  /// GPU: Q, K and V device buffers start one element past a 16-byte
+  /// boundary, so the kernel must take its element-wise staging path (the
+  /// 16-byte copies need 16-byte aligned rows).
+  bool misalignInputs = false;
   /// Timed iterations for --bench.
   int benchIters = 20;
   /// Where to write the PTX; empty means do not emit.
