@@ -37,7 +37,8 @@ static std::string entryPath(const std::string &directory,
 
 static std::string header(const std::string &key, const CachedCode &code) {
   return std::string(kMagic) + "key " + key + "\nkernel " + code.kernelName +
-         "\nblock_m " + std::to_string(code.blockM) + "\nbytes " +
+         "\nblock_m " + std::to_string(code.blockM) + "\nwarps " +
+         std::to_string(code.numWarps) + "\nbytes " +
          std::to_string(code.payload.size()) + "\n\n";
 }
 
@@ -65,6 +66,12 @@ bool attn::detail::readCacheEntry(const std::string &directory,
   std::tie(number, text) = text.split('\n');
   if (number.getAsInteger(10, blockM) || blockM <= 0)
     return false;
+  int64_t numWarps = 0;
+  if (!text.consume_front("warps "))
+    return false;
+  std::tie(number, text) = text.split('\n');
+  if (number.getAsInteger(10, numWarps) || numWarps <= 0)
+    return false;
   if (!text.consume_front("bytes "))
     return false;
   std::tie(number, text) = text.split('\n');
@@ -72,6 +79,7 @@ bool attn::detail::readCacheEntry(const std::string &directory,
       text.size() != bytes || code.kernelName.empty())
     return false;
   code.blockM = blockM;
+  code.numWarps = numWarps;
   code.payload = text.str();
   return true;
 }

@@ -20,6 +20,7 @@ namespace attn::detail {
 struct CachedCode {
   std::string kernelName;
   int64_t blockM = 0;
+  int64_t numWarps = 0;
   /// PTX text or object code.
   std::string payload;
 };

@@ -105,6 +105,7 @@ bool compile(const AttentionSpec &spec, const Target &target,
     return fail("the generated kernel does not follow the kernel ABI");
   code.kernelName = signature->name;
   code.blockM = signature->blockM;
+  code.numWarps = signature->numWarps;
   if (onGpu) {
     mlir::attn::GpuTarget gpu;
     gpu.chip = target.chip;
@@ -126,7 +127,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   std::string key = diskKey(spec, target);
   CachedCode code;
   if (readCacheEntry(directory, key, code)) {
-    result.kernel = makeKernel(spec, target, code.kernelName, code.blockM,
+    result.kernel = makeKernel(spec, target, code.kernelName, code.blockM, code.numWarps,
                                std::move(code.payload), result.error);
     if (result.kernel) {
       cache().diskHits++;
@@ -141,7 +142,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   if (!compile(spec, target, code, result.error))
     return result;
   writeCacheEntry(directory, key, code);
-  result.kernel = makeKernel(spec, target, code.kernelName, code.blockM,
+  result.kernel = makeKernel(spec, target, code.kernelName, code.blockM, code.numWarps,
                              std::move(code.payload), result.error);
   return result;
 }

@@ -78,13 +78,15 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
 LogicalResult mlir::attn::compileTileProgram(ModuleOp module,
                                              const std::string &target,
                                              int64_t headDim, int64_t headDimV,
-                                             int64_t elementBytes) {
+                                             int64_t elementBytes,
+                                             std::optional<TileConfig> tiles) {
   PassManager pm(module.getContext());
   TileConfig config =
-      chooseTileConfig(target, headDim, headDimV, elementBytes);
+      tiles ? *tiles : chooseTileConfig(target, headDim, headDimV, elementBytes);
   TileProgramOptions tile;
   tile.blockM = config.blockM;
   tile.blockN = config.blockN;
+  tile.numWarps = config.numWarps;
   buildTileProgramPipeline(pm, tile);
   return pm.run(module);
 }

@@ -42,9 +42,9 @@ private:
 class CudaKernel final : public Kernel {
 public:
   CudaKernel(const AttentionSpec &spec, const Target &target, int64_t blockM,
-             std::string name, std::string ptxText)
-      : Kernel(spec, target, blockM), name(std::move(name)),
-        ptxText(std::move(ptxText)) {}
+             int64_t numWarps, std::string name, std::string ptxText)
+      : Kernel(spec, target, blockM), threads(unsigned(numWarps * 32)),
+        name(std::move(name)), ptxText(std::move(ptxText)) {}
   const std::string &ptx() const override { return ptxText; }
 
 private:
@@ -81,11 +81,11 @@ private:
       params.addMemRef(mlir::attn::DevicePtr(uintptr_t(args.lse.data)),
                        args.lse.sizes, args.lse.strides, 3);
     params.addF32(scale);
-    unsigned threads = unsigned(mlir::attn::gpuThreadsPerBlock(blockM()));
     return driver->launch(function, unsigned(gridX), unsigned(gridY), threads,
                           0, params.get(), error, args.stream);
   }
 
+  unsigned threads;
   std::string name, ptxText;
   mutable std::mutex mutex;
   mutable std::map<void *, void *> functions;
@@ -96,10 +96,11 @@ private:
 std::shared_ptr<const Kernel>
 attn::detail::makeKernel(const AttentionSpec &spec, const Target &target,
                          const std::string &kernelName, int64_t blockM,
-                         std::string code, std::string &error) {
+                         int64_t numWarps, std::string code,
+                         std::string &error) {
   if (target.kind == Target::Kind::Cuda)
-    return std::make_shared<CudaKernel>(spec, target, blockM, kernelName,
-                                        std::move(code));
+    return std::make_shared<CudaKernel>(spec, target, blockM, numWarps,
+                                        kernelName, std::move(code));
   auto exe = CpuExecutable::load(code, kernelName, spec.withLse,
                                  /*hasScale=*/true, error);
   if (!exe)

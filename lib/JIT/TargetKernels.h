@@ -16,7 +16,8 @@ namespace attn::detail {
 /// first launch in each context).
 std::shared_ptr<const Kernel>
 makeKernel(const AttentionSpec &spec, const Target &target,
-           const std::string &kernelName, int64_t blockM, std::string code,
+           const std::string &kernelName, int64_t blockM, int64_t numWarps,
+           std::string code,
            std::string &error);
 
 } // namespace attn::detail

@@ -1,6 +1,10 @@
 //===- Pipelines.cpp - attn compilation pipelines -------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <mutex>
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
@@ -31,6 +35,7 @@ void mlir::attn::buildTileProgramPipeline(OpPassManager &pm,
   AttnExpandFlashAttentionOptions expand;
   expand.blockM = options.blockM;
   expand.blockN = options.blockN;
+  expand.numWarps = options.numWarps;
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createAttnExpandFlashAttention(expand));
   funcPm.addPass(createAttnBoundaryCheck());
@@ -73,8 +78,24 @@ void mlir::attn::buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+/// Shared-memory pointers as 32-bit registers in the NVPTX backend: with
+/// 64-bit ones every ldmatrix/cp.async address the kernel keeps live costs
+/// two registers. LLVM has it as a backend option only (process-wide, and
+/// only affects the NVPTX code generated in this process).
+static void useShortSharedPointers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto it = options.find("nvptx-short-ptr");
+    if (it != options.end())
+      if (auto *flag = static_cast<llvm::cl::opt<bool> *>(it->second))
+        flag->setValue(true);
+  });
+}
+
 void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
                                           const GpuTarget &target) {
+  useShortSharedPointers();
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   ConvertAttnToGPUOptions schedule;
@@ -111,6 +132,10 @@ struct TileProgramPipelineOptions
   Option<int64_t> blockN{*this, "block-n",
                          llvm::cl::desc("Keys per loop step (0: default)"),
                          llvm::cl::init(0)};
+  Option<int64_t> numWarps{
+      *this, "num-warps",
+      llvm::cl::desc("GPU warps per program (0: one per 16 query rows)"),
+      llvm::cl::init(0)};
 };
 struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   Option<std::string> chip{*this, "chip",
@@ -130,6 +155,7 @@ void mlir::attn::registerAttnPipelines() {
         TileProgramOptions options;
         options.blockM = opts.blockM;
         options.blockN = opts.blockN;
+        options.numWarps = opts.numWarps;
         buildTileProgramPipeline(pm, options);
       });
   PassPipelineRegistration<GpuPipelineOptions>(

@@ -33,6 +33,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cmath>
 #include <random>
@@ -128,9 +129,19 @@ template <int Rank> StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
 static LogicalResult compileRunTileProgram(ModuleOp module,
                                         const RunOptions &opts,
                                         const std::string &target) {
+  // Experiment knob for tuning runs (bench/variants.sh), not a flag:
+  // ATTN_GPU_TILE=BM,BN,WARPS replaces the GPU tile config.
+  std::optional<TileConfig> tiles;
+  const char *knob = std::getenv("ATTN_GPU_TILE");
+  if (target == "gpu" && knob) {
+    TileConfig config;
+    if (std::sscanf(knob, "%ld,%ld,%ld", &config.blockM, &config.blockN,
+                    &config.numWarps) == 3)
+      tiles = config;
+  }
   return mlir::attn::compileTileProgram(
       module, target, opts.headDim, opts.headDimV,
-      int64_t(::attn::dtypeBytes(*::attn::parseDType(opts.dtype))));
+      int64_t(::attn::dtypeBytes(*::attn::parseDType(opts.dtype))), tiles);
 }
 
 /// Host-side copies of a run's tensors plus, on the GPU, device copies.
@@ -380,7 +391,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
       params.addMemRef(ptr, tensor->sizes.data(), tensor->strides.data(),
                        int(tensor->rank()));
     }
-    unsigned blockThreads = unsigned(gpuThreadsPerBlock(sig.blockM));
+    unsigned blockThreads = unsigned(sig.numWarps * 32);
     launch = [&, blockThreads](std::string &err) {
       return driver->launch(function, unsigned(n0), unsigned(n1),
                             blockThreads, 0, params.get(), err) &&

@@ -12,9 +12,11 @@
 #include "attn/JIT/Attention.h"
 #include "attn/Pipelines/Pipelines.h"
 
+#include "attn/Dialect/Attn/Transforms/TileConfig.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::attn {
@@ -33,10 +35,12 @@ OwningOpRef<ModuleOp> buildFlashAttentionModule(MLIRContext *ctx,
                                                 const ::attn::AttentionSpec &spec);
 
 /// Expands and optimises the tile program of `module` with the tile sizes
-/// of `target` ("cpu" or "gpu") for these head dims and element size.
+/// of `target` ("cpu" or "gpu") for these head dims and element size, or
+/// with `tiles` when given.
 LogicalResult compileTileProgram(ModuleOp module, const std::string &target,
                                  int64_t headDim, int64_t headDimV,
-                                 int64_t elementBytes);
+                                 int64_t elementBytes,
+                                 std::optional<TileConfig> tiles = {});
 
 /// Tile program -> PTX for `target`'s chip (no CUDA needed).
 FailureOr<std::string> compileToPtx(ModuleOp module, const GpuTarget &target);

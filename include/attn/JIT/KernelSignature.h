@@ -33,6 +33,8 @@ struct KernelArgument {
 struct KernelSignature {
   std::string name;
   int64_t blockM = 0;
+  /// Warps per CTA on the GPU (see gpuWarpsPerBlock).
+  int64_t numWarps = 0;
   std::vector<KernelArgument> arguments;
 
   int find(KernelArgument::Kind kind) const {
@@ -43,9 +45,12 @@ struct KernelSignature {
   }
 };
 
-/// Threads per CTA of the GPU schedule for `blockM` query rows: one warp per
-/// 16 rows (the schedule of convert-attn-to-gpu).
-constexpr int64_t gpuThreadsPerBlock(int64_t blockM) { return blockM / 16 * 32; }
+/// Warps per CTA of the GPU schedule (convert-attn-to-gpu) for a kernel of
+/// `blockM` query rows: its `attn.num_warps` attribute when present, else
+/// one warp per 16 rows. Each warp owns blockM / warps rows, 16 or 32 (a
+/// multiple of the mma's 16). Emits a diagnostic at `kernel` and fails when
+/// the attribute does not divide the block that way.
+FailureOr<int64_t> gpuWarpsPerBlock(Operation *kernel, int64_t blockM);
 
 /// Finds the module's one tile kernel and reads its ABI; emits a diagnostic
 /// at the offending function or argument and fails when it does not follow

@@ -15,6 +15,7 @@ struct TileProgramOptions {
   /// 0 keeps the tile config's choice.
   int64_t blockM = 0;
   int64_t blockN = 0;
+  int64_t numWarps = 0;
 };
 
 /// attn.flash_attention (if any) -> optimized tile program: expansion,

@@ -2,8 +2,8 @@
 //
 // Moves each attn kernel into a gpu.module as a gpu.func with the attention
 // schedule (KernelEmitter.h). The host side launches it through the CUDA
-// driver: grid (ceil(q_len / attn.block_m), batch*heads), attn.block_m / 16
-// warps per CTA.
+// driver: grid (ceil(q_len / attn.block_m), batch*heads), attn.num_warps
+// warps per CTA (default attn.block_m / 16).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,13 +51,18 @@ struct ConvertAttnToGPUPass
           blockM.getInt() > 256) {
         kernel.emitOpError()
             << "the GPU schedule needs attn.block_m, a multiple of 16 up to "
-               "256 (one warp per 16 query rows)";
+               "256 (16 or 32 query rows per warp)";
         return signalPassFailure();
       }
       GpuSchedule schedule;
       schedule.blockM = blockM.getInt();
-      schedule.numThreads = gpuThreadsPerBlock(schedule.blockM);
-      schedule.numWarps = schedule.numThreads / 32;
+      FailureOr<int64_t> warps = gpuWarpsPerBlock(kernel, schedule.blockM);
+      if (failed(warps))
+        return signalPassFailure();
+      schedule.numWarps = *warps;
+      schedule.numThreads = schedule.numWarps * 32;
+      schedule.rowsPerWarp = schedule.blockM / schedule.numWarps;
+      schedule.mTiles = schedule.rowsPerWarp / 16;
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))
         return signalPassFailure();
       kernel.erase();

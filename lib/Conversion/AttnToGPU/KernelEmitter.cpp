@@ -55,7 +55,7 @@ LogicalResult KernelEmitter::emit() {
   threadId = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value warp = arith::DivUIOp::create(b, loc, threadId, index(32));
   lane = arith::RemUIOp::create(b, loc, threadId, index(32));
-  warpRow = arith::MulIOp::create(b, loc, warp, index(16));
+  warpRow = arith::MulIOp::create(b, loc, warp, index(schedule.rowsPerWarp));
   groupRow = arith::DivUIOp::create(b, loc, lane, index(4));
   laneInRow = arith::RemUIOp::create(b, loc, lane, index(4));
 
@@ -167,10 +167,12 @@ Value KernelEmitter::materialize(const Fragment &fragment, FragmentKind kind) {
   if (fragment.kind != FragmentKind::Splat)
     return fragment.value;
   Type f32Type = b.getF32Type();
+  int64_t m = schedule.mTiles;
   VectorType type =
       kind == FragmentKind::RowVector
-          ? VectorType::get({2}, f32Type)
-          : VectorType::get({fragment.type.getDimSize(1) / 8, 2, 2}, f32Type);
+          ? VectorType::get({m * 2}, f32Type)
+          : VectorType::get({m * (fragment.type.getDimSize(1) / 8), 2, 2},
+                            f32Type);
   return arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(
                                                float(fragment.splat))));

@@ -4,17 +4,19 @@
 // attn-expand-flash-attention emits, and user kernels that follow it) and
 // emits a gpu.func with the FlashAttention-2 schedule on tensor cores:
 //
-//   * one CTA per program; BM / 16 warps, warp w owns query rows
-//     [16w, 16w + 16) of the block;
+//   * one CTA per program of BM query rows; warp w owns rows
+//     [Rw, Rw + R) of the block, R = 16 or 32 rows per warp (one or two
+//     mma row tiles: with two, each K/V fragment read from shared memory
+//     feeds two mmas);
 //   * Q, K and V tiles are staged in shared memory by all threads (boundary
 //     checks as zero- or value-padded loads), then read into mma fragments
 //     with ldmatrix;
 //   * S = Q K^T and O += P V run as mma.sync m16n8k16 (f16/bf16 in, f32
 //     accumulation); P never leaves registers: the accumulator layout of S is
 //     the A-operand layout of P V;
-//   * the online softmax works on each thread's two rows (g and g + 8 of its
-//     warp's 16), reducing across the 4 lanes of a row with shuffles; exp2
-//     and log2 are ex2.approx / lg2.approx.
+//   * the online softmax works on each thread's rows (g and g + 8 of each
+//     of its warp's row tiles), reducing across the 4 lanes of a row with
+//     shuffles; exp2 and log2 are ex2.approx / lg2.approx.
 //
 // Scalar computations of the kernel (indices, sizes, strides, views, the
 // loop structure) are cloned as they are, so the kernel's own addressing --
@@ -39,20 +41,27 @@ namespace mlir::attn::gpu_lowering {
 
 /// The schedule's one configuration, read off the kernel's tiles.
 struct GpuSchedule {
-  int64_t blockM = 0;     // query rows per CTA
-  int64_t numWarps = 0;   // blockM / 16
-  int64_t numThreads = 0; // numWarps * 32
+  int64_t blockM = 0;      // query rows per CTA
+  int64_t numWarps = 0;    // gpuWarpsPerBlock
+  int64_t numThreads = 0;  // numWarps * 32
+  int64_t rowsPerWarp = 0; // blockM / numWarps: 16 or 32
+  int64_t mTiles = 0;      // rowsPerWarp / 16: mma row tiles per warp
 };
 
 /// How a tile value lives on the GPU.
 enum class FragmentKind {
   /// A splat constant not yet materialised.
   Splat,
-  /// One f32 per thread-row: vector<2xf32> for rows g and g + 8.
+  /// One f32 per thread-row: vector<(M*2)xf32>, rows g and g + 8 of each
+  /// of the warp's M row tiles at [2m], [2m + 1].
   RowVector,
-  /// An mma accumulator tile, rows x cols f32: vector<(cols/8)x2x2xf32>.
+  /// An mma accumulator tile, rows x cols f32: vector<(M*cols/8)x2x2xf32>,
+  /// 16x8 tile (row tile m, column tile j) at [m * cols/8 + j]. (Row tiles
+  /// are folded into the leading dim: the GPU lowering handles rank <= 3.)
   Accumulator,
-  /// A row-major A operand in registers: one vector<4x2xT> per k-step of 16.
+  /// A row-major A operand: either in registers (`parts`, one vector<4x2xT>
+  /// per row tile and k-step of 16, row tile major) or, when `parts` is
+  /// empty, in shared memory (`value`), read at each dot.
   AOperand,
   /// A tile staged in shared memory, in block order.
   Shared,
@@ -89,7 +98,9 @@ private:
   LogicalResult emitTileStore(TileStoreOp op);
   Value sharedBuffer(RankedTensorType type, StringRef role);
   void fillShared(TileLoadOp op, Value shared);
-  SmallVector<Value> aOperandFromShared(Value shared, int64_t kSteps);
+  /// The A operand fragment of row tile `mTile`, k-step `kStep` from its
+  /// shared tile.
+  Value aFragment(Value shared, int64_t mTile, int64_t kStep);
   /// The column where element (row, col) of a 16-bit shared tile is kept:
   /// 16-byte chunks are XOR-swizzled by row so that the 8 rows an ldmatrix
   /// reads (or a warp's copies write) fall in different banks. Identity for
@@ -128,9 +139,11 @@ private:
   Value lg2(Value x);
   Value rowReduce(Value x, bool isMax);
   /// Element (tile row, tile col) owned by this thread for accumulator
-  /// position (nTile, half, elem).
-  std::pair<Value, Value> accumulatorPosition(int64_t nTile, int64_t half,
-                                              int64_t elem);
+  /// position (mTile, nTile, half, elem).
+  std::pair<Value, Value> accumulatorPosition(int64_t mTile, int64_t nTile,
+                                              int64_t half, int64_t elem);
+  /// Block row of this thread's row `half` of row tile `mTile`.
+  Value threadRow(int64_t mTile, int64_t half);
 
   func::FuncOp kernel;
   gpu::GPUModuleOp module;

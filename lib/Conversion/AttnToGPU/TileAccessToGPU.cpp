@@ -57,7 +57,14 @@ Value KernelEmitter::swizzledColumn(Value shared, Value row, Value col) {
       index(phases));
   Value chunk = arith::DivUIOp::create(b, loc, col, index(8));
   Value within = arith::RemUIOp::create(b, loc, col, index(8));
-  Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
+  // chunk ^ phase, written as high | (low ^ phase) (phase < phases, a
+  // power of two): where the column is a constant plus a lane term, the
+  // high part folds to a constant and becomes an immediate address offset
+  // instead of one live address register per k-step.
+  Value high = arith::AndIOp::create(b, loc, chunk, index(~(phases - 1)));
+  Value low = arith::AndIOp::create(b, loc, chunk, index(phases - 1));
+  Value swizzled = arith::OrIOp::create(
+      b, loc, high, arith::XOrIOp::create(b, loc, low, phase));
   return arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, swizzled, index(8)), within);
 }
@@ -254,49 +261,39 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
   }
 }
 
-SmallVector<Value> KernelEmitter::aOperandFromShared(Value shared,
-                                                     int64_t kSteps) {
-  waitForCopies(shared);
-  sharedReadSinceBarrier = true;
+Value KernelEmitter::aFragment(Value shared, int64_t mTile, int64_t kStep) {
   auto type = cast<MemRefType>(shared.getType());
+  Value tileRow = arith::AddIOp::create(b, loc, warpRow, index(mTile * 16));
   if (type.getElementType().isF32()) {
     // tf32 m16n8k8, A in registers: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4),
     // a3 (g + 8, t + 4) of each 16x8 block; ldmatrix is 16-bit only, so
     // plain shared-memory loads.
     auto fragType = VectorType::get({4, 1}, type.getElementType());
-    Value row0 = arith::AddIOp::create(b, loc, warpRow, groupRow);
+    Value row0 = arith::AddIOp::create(b, loc, tileRow, groupRow);
     Value row1 = arith::AddIOp::create(b, loc, row0, index(8));
-    SmallVector<Value> parts;
-    for (int64_t kk = 0; kk < kSteps; ++kk) {
-      Value col0 = arith::AddIOp::create(b, loc, laneInRow, index(kk * 8));
-      Value col1 = arith::AddIOp::create(b, loc, col0, index(4));
-      SmallVector<Value> elems;
-      for (auto [r, c] : {std::pair(row0, col0), std::pair(row1, col0),
-                          std::pair(row0, col1), std::pair(row1, col1)})
-        elems.push_back(
-            memref::LoadOp::create(b, loc, shared, ValueRange{r, c}));
-      parts.push_back(vector::FromElementsOp::create(b, loc, fragType, elems));
-    }
-    return parts;
+    Value col0 = arith::AddIOp::create(b, loc, laneInRow, index(kStep * 8));
+    Value col1 = arith::AddIOp::create(b, loc, col0, index(4));
+    SmallVector<Value> elems;
+    for (auto [r, c] : {std::pair(row0, col0), std::pair(row1, col0),
+                        std::pair(row0, col1), std::pair(row1, col1)})
+      elems.push_back(memref::LoadOp::create(b, loc, shared, ValueRange{r, c}));
+    return vector::FromElementsOp::create(b, loc, fragType, elems);
   }
   auto fragType = VectorType::get({4, 2}, type.getElementType());
   // ldmatrix x4: lanes 0-15 address rows 0-15 at column 0 of the 16x16
   // block, lanes 16-31 the same rows at column 8; the four 8x8 matrices come
   // back as a0..a3 of the mma A operand.
   Value row = arith::AddIOp::create(
-      b, loc, warpRow, arith::RemUIOp::create(b, loc, lane, index(16)));
-  Value colHalf = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, index(16)), index(8));
-  SmallVector<Value> parts;
-  for (int64_t kk = 0; kk < kSteps; ++kk) {
-    Value col = arith::AddIOp::create(b, loc, colHalf, index(kk * 16));
-    col = swizzledColumn(shared, row, col);
-    parts.push_back(nvgpu::LdMatrixOp::create(b, loc, fragType, shared,
-                                              ValueRange{row, col},
-                                              /*transpose=*/false,
-                                              /*numTiles=*/4));
-  }
-  return parts;
+      b, loc, tileRow, arith::RemUIOp::create(b, loc, lane, index(16)));
+  Value col = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, lane, index(16)), index(8)),
+      index(kStep * 16));
+  col = swizzledColumn(shared, row, col);
+  return nvgpu::LdMatrixOp::create(b, loc, fragType, shared,
+                                   ValueRange{row, col}, /*transpose=*/false,
+                                   /*numTiles=*/4);
 }
 
 LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
@@ -358,7 +355,16 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
       return op.emitOpError() << "the dot's A tile must have attn.block_m = "
                               << schedule.blockM << " rows on the GPU";
     frag.kind = FragmentKind::AOperand;
-    frag.parts = aOperandFromShared(shared, bufferCols / mmaK);
+    frag.value = shared;
+    // One row tile's A operand stays in registers (at most 32 of them for
+    // head dim 128); with two row tiles it would crowd out the
+    // accumulators, so it is read from shared memory at each dot instead.
+    if (schedule.mTiles == 1) {
+      waitForCopies(shared);
+      sharedReadSinceBarrier = true;
+      for (int64_t kk = 0; kk < bufferCols / mmaK; ++kk)
+        frag.parts.push_back(aFragment(shared, 0, kk));
+    }
   } else {
     frag.kind = FragmentKind::Shared;
     frag.value = shared;
@@ -367,16 +373,20 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
   return success();
 }
 
-std::pair<Value, Value> KernelEmitter::accumulatorPosition(int64_t nTile,
+Value KernelEmitter::threadRow(int64_t mTile, int64_t half) {
+  return arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, warpRow, groupRow),
+      index(mTile * 16 + half * 8));
+}
+
+std::pair<Value, Value> KernelEmitter::accumulatorPosition(int64_t mTile,
+                                                           int64_t nTile,
                                                            int64_t half,
                                                            int64_t elem) {
-  Value row = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, warpRow, groupRow),
-      index(half * 8));
   Value col = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, laneInRow, index(2)),
       index(nTile * 8 + elem));
-  return {row, col};
+  return {threadRow(mTile, half), col};
 }
 
 LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
@@ -404,28 +414,27 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
 
   if (frag->kind == FragmentKind::Accumulator) {
     int64_t nTiles = frag->type.getDimSize(1) / 8;
-    for (int64_t n = 0; n < nTiles; ++n)
-      for (int64_t half = 0; half < 2; ++half)
-        for (int64_t e = 0; e < 2; ++e) {
-          Value v = vector::ExtractOp::create(b, loc, frag->value,
-                                              ArrayRef<int64_t>{n, half, e});
-          auto [row, col] = accumulatorPosition(n, half, e);
-          storeElement(v, {row, col}, Value());
-        }
+    for (int64_t m = 0; m < schedule.mTiles; ++m)
+      for (int64_t n = 0; n < nTiles; ++n)
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value v = vector::ExtractOp::create(
+                b, loc, frag->value, ArrayRef<int64_t>{m * nTiles + n, half, e});
+            auto [row, col] = accumulatorPosition(m, n, half, e);
+            storeElement(v, {row, col}, Value());
+          }
     return success();
   }
   if (frag->kind == FragmentKind::RowVector) {
     // The four lanes of a row hold the same value: the first one writes.
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                         laneInRow, index(0));
-    for (int64_t half = 0; half < 2; ++half) {
-      Value v = vector::ExtractOp::create(b, loc, frag->value,
-                                          ArrayRef<int64_t>{half});
-      Value row = arith::AddIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, warpRow, groupRow),
-          index(half * 8));
-      storeElement(v, {row}, first);
-    }
+    for (int64_t m = 0; m < schedule.mTiles; ++m)
+      for (int64_t half = 0; half < 2; ++half) {
+        Value v = vector::ExtractOp::create(b, loc, frag->value,
+                                            ArrayRef<int64_t>{m * 2 + half});
+        storeElement(v, {threadRow(m, half)}, first);
+      }
     return success();
   }
   return op.emitOpError() << "on the GPU only accumulator and per-row tiles "

@@ -186,14 +186,31 @@ LogicalResult KernelEmitter::emitDot(DotOp op) {
     zero.type = result;
     acc = materialize(zero, FragmentKind::Accumulator);
   }
+  int64_t mTiles = schedule.mTiles, nTiles = n / 8;
+  SmallVector<Value> c(mTiles * nTiles);
+  for (int64_t m = 0; m < mTiles; ++m)
+    for (int64_t j = 0; j < nTiles; ++j)
+      c[m * nTiles + j] = extract(b, loc, acc, {m * nTiles + j});
+  if (a->parts.empty())
+    waitForCopies(a->value);
   waitForCopies(bFrag->value);
   sharedReadSinceBarrier = true;
-  for (int64_t j = 0; j < n / 8; ++j) {
-    Value c = extract(b, loc, acc, {j});
-    for (int64_t kk = 0; kk < kSteps; ++kk)
-      c = mma(a->parts[kk], ldmatrixB(*bFrag, op.getTransposeB(), kk, j), c);
-    acc = insert(b, loc, c, acc, {j});
+  // k-steps outermost: each A fragment and each B fragment is read once,
+  // and consecutive mmas are independent (different accumulators).
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
+    SmallVector<Value> aK(mTiles);
+    for (int64_t m = 0; m < mTiles; ++m)
+      aK[m] = a->parts.empty() ? aFragment(a->value, m, kk)
+                               : a->parts[m * kSteps + kk];
+    for (int64_t j = 0; j < nTiles; ++j) {
+      Value bK = ldmatrixB(*bFrag, op.getTransposeB(), kk, j);
+      for (int64_t m = 0; m < mTiles; ++m)
+        c[m * nTiles + j] = mma(aK[m], bK, c[m * nTiles + j]);
+    }
   }
+  for (int64_t m = 0; m < mTiles; ++m)
+    for (int64_t j = 0; j < nTiles; ++j)
+      acc = insert(b, loc, c[m * nTiles + j], acc, {m * nTiles + j});
   Fragment out;
   out.kind = FragmentKind::Accumulator;
   out.type = result;
@@ -203,21 +220,38 @@ LogicalResult KernelEmitter::emitDot(DotOp op) {
   return success();
 }
 
-/// Applies `hidden(row, col)` -> -inf to every element of an accumulator.
+/// Applies `hidden(m, j, h, e)` -> -inf to every element of an accumulator.
 template <typename Fn>
 static Value maskAccumulator(OpBuilder &b, Location loc, Value acc,
-                             int64_t nTiles, Fn &&positionAndHidden) {
+                             int64_t mTiles, int64_t nTiles,
+                             Fn &&positionAndHidden) {
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  for (int64_t j = 0; j < nTiles; ++j)
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t e = 0; e < 2; ++e) {
-        Value v = extract(b, loc, acc, {j, h, e});
-        Value hidden = positionAndHidden(j, h, e);
-        v = arith::SelectOp::create(b, loc, hidden, negInf, v);
-        acc = insert(b, loc, v, acc, {j, h, e});
-      }
+  for (int64_t m = 0; m < mTiles; ++m)
+    for (int64_t j = 0; j < nTiles; ++j)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value v = extract(b, loc, acc, {m * nTiles + j, h, e});
+          Value hidden = positionAndHidden(m, j, h, e);
+          v = arith::SelectOp::create(b, loc, hidden, negInf, v);
+          acc = insert(b, loc, v, acc, {m * nTiles + j, h, e});
+        }
   return acc;
+}
+
+/// `masked` when `needed` holds, `acc` otherwise: one uniform branch instead
+/// of a compare and select per score on the blocks that need no mask.
+template <typename Fn>
+static Value maskIf(OpBuilder &b, Location loc, Value needed, Value acc,
+                    Fn &&masked) {
+  auto branch = scf::IfOp::create(b, loc, TypeRange{acc.getType()}, needed,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.elseBlock());
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointToStart(branch.thenBlock());
+  scf::YieldOp::create(b, loc, masked());
+  return branch.getResult(0);
 }
 
 LogicalResult KernelEmitter::emitMaskKVBound(MaskKVBoundOp op) {
@@ -229,30 +263,23 @@ LogicalResult KernelEmitter::emitMaskKVBound(MaskKVBoundOp op) {
   Value len = scalars.lookup(op.getKvLen());
   Fragment out = *s;
   out.kind = FragmentKind::Accumulator;
-  // Only a block that reaches past kv_len has keys to hide: the test is one
-  // uniform branch per block instead of a compare and select per score.
+  // Only a block that reaches past kv_len has keys to hide (uniform over
+  // the CTA).
   int64_t keys = s->type.getDimSize(1);
   Value end = arith::AddIOp::create(b, loc, start, index(keys));
   Value partial =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, len);
-  auto branch = scf::IfOp::create(b, loc, TypeRange{acc.getType()}, partial,
-                                  /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(branch.elseBlock());
-    scf::YieldOp::create(b, loc, acc);
-    b.setInsertionPointToStart(branch.thenBlock());
-    Value masked = maskAccumulator(
-        b, loc, acc, keys / 8, [&](int64_t j, int64_t h, int64_t e) {
-          Value col = accumulatorPosition(j, h, e).second;
+  out.value = maskIf(b, loc, partial, acc, [&] {
+    return maskAccumulator(
+        b, loc, acc, schedule.mTiles, keys / 8,
+        [&](int64_t m, int64_t j, int64_t h, int64_t e) {
+          Value col = accumulatorPosition(m, j, h, e).second;
           Value key = arith::AddIOp::create(b, loc, start, col);
-          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                       key, len)
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key,
+                                       len)
               .getResult();
         });
-    scf::YieldOp::create(b, loc, masked);
-  }
-  out.value = branch.getResult(0);
+  });
   fragments[op.getResult()] = out;
   return success();
 }
@@ -267,17 +294,28 @@ LogicalResult KernelEmitter::emitMaskCausal(MaskCausalOp op) {
   Value diagonal = scalars.lookup(op.getDiagonal());
   Fragment out = *s;
   out.kind = FragmentKind::Accumulator;
-  out.value = maskAccumulator(
-      b, loc, acc, s->type.getDimSize(1) / 8, [&](int64_t j, int64_t h,
-                                                  int64_t e) {
-        auto [row, col] = accumulatorPosition(j, h, e);
-        Value key = arith::AddIOp::create(b, loc, kvStart, col);
-        Value last = arith::AddIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, qStart, row), diagonal);
-        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key,
-                                     last)
-            .getResult();
-      });
+  // Row r sees keys up to qStart + r + diagonal. Keys of this block all
+  // visible to the warp's first row are visible to all its rows: only
+  // blocks crossing that limit are masked (uniform over the warp).
+  int64_t keys = s->type.getDimSize(1);
+  Value lastKey = arith::AddIOp::create(b, loc, kvStart, index(keys - 1));
+  Value firstLimit = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, qStart, warpRow), diagonal);
+  Value crosses = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                        lastKey, firstLimit);
+  out.value = maskIf(b, loc, crosses, acc, [&] {
+    return maskAccumulator(
+        b, loc, acc, schedule.mTiles, keys / 8,
+        [&](int64_t m, int64_t j, int64_t h, int64_t e) {
+          auto [row, col] = accumulatorPosition(m, j, h, e);
+          Value key = arith::AddIOp::create(b, loc, kvStart, col);
+          Value last = arith::AddIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, qStart, row), diagonal);
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key,
+                                       last)
+              .getResult();
+        });
+  });
   fragments[op.getResult()] = out;
   return success();
 }
@@ -305,88 +343,130 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
   Value scale = scalars.lookup(op.getScale());
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   Value zero = f32(0.0);
+  Value one = f32(1.0);
   Type valueElement = v->element;
-
-  // Scaled scores; masked (-inf) ones stay -inf whatever the scale's sign.
-  // With a positive scale (the usual case, one uniform branch) that holds
-  // by itself, so a multiply suffices; otherwise -inf is kept explicitly.
+  int64_t mTiles = schedule.mTiles;
   int64_t nTiles = keys / 8;
-  SmallVector<Value> x(nTiles * 4);
-  for (int64_t j = 0; j < nTiles; ++j)
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t e = 0; e < 2; ++e)
-        x[j * 4 + h * 2 + e] = extract(b, loc, scores, {j, h, e});
+  // Score (m, j, h, e) of this thread at x[pos(m, j, h, e)].
+  auto pos = [&](int64_t mi, int64_t j, int64_t h, int64_t e) {
+    return ((mi * nTiles + j) * 2 + h) * 2 + e;
+  };
+
+  // Scores t and a factor f with scaled score = t * f; masked (-inf) scores
+  // stay -inf whatever the scale's sign. With a positive scale (the usual
+  // case, one uniform branch) t is the raw score and f the scale, so the
+  // row max can be taken before scaling and the scaling folds into the
+  // exponent's FFMA; otherwise t is scaled here, keeping -inf, and f = 1.
+  SmallVector<Value> x(mTiles * nTiles * 4);
+  for (int64_t mi = 0; mi < mTiles; ++mi)
+    for (int64_t j = 0; j < nTiles; ++j)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t e = 0; e < 2; ++e)
+          x[pos(mi, j, h, e)] = extract(b, loc, scores, {mi * nTiles + j, h, e});
   Value positive =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, scale, zero);
-  SmallVector<Type> scaledTypes(x.size(), b.getF32Type());
+  SmallVector<Type> scaledTypes(x.size() + 1, b.getF32Type());
   auto scaling = scf::IfOp::create(b, loc, scaledTypes, positive,
                                    /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(scaling.thenBlock());
-    SmallVector<Value> scaled;
-    for (Value xe : x)
-      scaled.push_back(arith::MulFOp::create(b, loc, xe, scale));
-    scf::YieldOp::create(b, loc, scaled);
+    SmallVector<Value> yielded(x);
+    yielded.push_back(scale);
+    scf::YieldOp::create(b, loc, yielded);
     b.setInsertionPointToStart(scaling.elseBlock());
-    scaled.clear();
+    yielded.clear();
     for (Value xe : x) {
       Value masked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                            xe, negInf);
-      scaled.push_back(arith::SelectOp::create(
+      yielded.push_back(arith::SelectOp::create(
           b, loc, masked, xe, arith::MulFOp::create(b, loc, xe, scale)));
     }
-    scf::YieldOp::create(b, loc, scaled);
+    yielded.push_back(one);
+    scf::YieldOp::create(b, loc, yielded);
   }
   SmallVector<Value> t(scaling.getResults().begin(),
                        scaling.getResults().end());
+  Value factor = t.pop_back_val();
 
   Value newMax = maxIn, newSum = sumIn;
-  SmallVector<Value> alpha(2), baseRow(2);
-  SmallVector<Value> p(nTiles * 4);
-  for (int64_t h = 0; h < 2; ++h) {
-    Value rowMax = negInf;
-    for (int64_t j = 0; j < nTiles; ++j)
-      for (int64_t e = 0; e < 2; ++e)
-        rowMax = arith::MaximumFOp::create(b, loc, rowMax, t[j * 4 + h * 2 + e]);
-    rowMax = rowReduce(rowMax, /*isMax=*/true);
-    Value oldMax = extract(b, loc, maxIn, {h});
-    Value mNew = arith::MaximumFOp::create(b, loc, oldMax, rowMax);
-    // A row that has seen no visible key keeps base 0: alpha and p are 0,
-    // never NaN.
-    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew,
-                                       negInf);
-    baseRow[h] = arith::SelectOp::create(b, loc, none, zero, mNew);
-    alpha[h] = ex2(arith::SubFOp::create(b, loc, oldMax, baseRow[h]));
-    Value rowSum = zero;
-    for (int64_t j = 0; j < nTiles; ++j)
-      for (int64_t e = 0; e < 2; ++e) {
-        Value pe = ex2(arith::SubFOp::create(b, loc, t[j * 4 + h * 2 + e],
-                                             baseRow[h]));
-        p[j * 4 + h * 2 + e] = pe;
-        rowSum = arith::AddFOp::create(b, loc, rowSum, pe);
-      }
-    rowSum = rowReduce(rowSum, /*isMax=*/false);
-    Value oldSum = extract(b, loc, sumIn, {h});
-    Value lNew = arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, oldSum, alpha[h]), rowSum);
-    newMax = insert(b, loc, mNew, newMax, {h});
-    newSum = insert(b, loc, lNew, newSum, {h});
+  SmallVector<Value> alpha(mTiles * 2);
+  SmallVector<Value> p(x.size());
+  Value rescale;
+  for (int64_t mi = 0; mi < mTiles; ++mi)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value rowMax = negInf;
+      for (int64_t j = 0; j < nTiles; ++j)
+        for (int64_t e = 0; e < 2; ++e)
+          rowMax =
+              arith::MaximumFOp::create(b, loc, rowMax, t[pos(mi, j, h, e)]);
+      rowMax = arith::MulFOp::create(b, loc, rowReduce(rowMax, /*isMax=*/true),
+                                     factor);
+      Value oldMax = extract(b, loc, maxIn, {mi * 2 + h});
+      Value mNew = arith::MaximumFOp::create(b, loc, oldMax, rowMax);
+      // A row that has seen no visible key keeps base 0: alpha and p are 0,
+      // never NaN.
+      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         mNew, negInf);
+      Value base = arith::SelectOp::create(b, loc, none, zero, mNew);
+      Value negBase = arith::NegFOp::create(b, loc, base);
+      alpha[mi * 2 + h] = ex2(arith::SubFOp::create(b, loc, oldMax, base));
+      // The accumulator needs rescaling only where the base moved (or is
+      // NaN).
+      Value moved = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                          oldMax, base);
+      rescale = rescale ? arith::OrIOp::create(b, loc, rescale, moved)
+                        : moved;
+      Value rowSum = zero;
+      for (int64_t j = 0; j < nTiles; ++j)
+        for (int64_t e = 0; e < 2; ++e) {
+          int64_t i = pos(mi, j, h, e);
+          // llvm.fma, not math.fma: the GPU lowering would turn the latter
+          // into a libdevice call.
+          p[i] = ex2(LLVM::FMAOp::create(b, loc, t[i], factor, negBase));
+          rowSum = arith::AddFOp::create(b, loc, rowSum, p[i]);
+        }
+      rowSum = rowReduce(rowSum, /*isMax=*/false);
+      Value oldSum = extract(b, loc, sumIn, {mi * 2 + h});
+      Value lNew = arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, oldSum, alpha[mi * 2 + h]),
+          rowSum);
+      newMax = insert(b, loc, mNew, newMax, {mi * 2 + h});
+      newSum = insert(b, loc, lNew, newSum, {mi * 2 + h});
+    }
+
+  // acc *= alpha (per row), skipped by the whole warp when no row's base
+  // moved (most blocks once the running max has settled): a multiply by
+  // exactly 1 changes nothing.
+  int64_t accTiles = dv / 8;
+  Value fullMask = arith::ConstantIntOp::create(b, loc, -1, 32);
+  Value anyMoved = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), fullMask,
+                                            rescale, NVVM::VoteSyncKind::any);
+  {
+    auto branch = scf::IfOp::create(b, loc, TypeRange{acc.getType()},
+                                    anyMoved, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(b, loc, acc);
+    b.setInsertionPointToStart(branch.thenBlock());
+    Value scaled = acc;
+    for (int64_t mi = 0; mi < mTiles; ++mi)
+      for (int64_t n = 0; n < accTiles; ++n)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value xe = extract(b, loc, scaled, {mi * accTiles + n, h, e});
+            scaled = insert(
+                b, loc, arith::MulFOp::create(b, loc, xe, alpha[mi * 2 + h]),
+                scaled, {mi * accTiles + n, h, e});
+          }
+    scf::YieldOp::create(b, loc, scaled);
+    acc = branch.getResult(0);
   }
 
-  // acc *= alpha (per row).
-  int64_t accTiles = dv / 8;
-  for (int64_t n = 0; n < accTiles; ++n)
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t e = 0; e < 2; ++e) {
-        Value x = extract(b, loc, acc, {n, h, e});
-        acc = insert(b, loc, arith::MulFOp::create(b, loc, x, alpha[h]), acc,
-                     {n, h, e});
-      }
-
-  // P, rounded to V's type, as A operands.
+  // P, rounded to V's type, as A operands: pA[mi * kSteps + kk].
   SmallVector<Value> pA;
   int64_t mmaK = valueElement.isF32() ? 8 : 16;
+  int64_t kSteps = keys / mmaK;
   if (valueElement.isF32()) {
     // tf32: k-step kk is score tile kk; a thread needs columns t and t + 4
     // of its rows, held by lanes 4g + t/2 and 4g + t/2 + 2 (element t % 2).
@@ -412,35 +492,44 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
       return arith::SelectOp::create(b, loc, odd, v1, v0);
     };
     Value second = arith::AddIOp::create(b, loc, base, index(2));
-    for (int64_t kk = 0; kk < keys / 8; ++kk) {
-      SmallVector<Value> elems;
-      for (Value src : {base, second})
-        for (int64_t h = 0; h < 2; ++h)
-          elems.push_back(fetch(p[kk * 4 + h * 2], p[kk * 4 + h * 2 + 1], src));
-      // elems: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4).
-      pA.push_back(vector::FromElementsOp::create(b, loc, aType, elems));
-    }
+    for (int64_t mi = 0; mi < mTiles; ++mi)
+      for (int64_t kk = 0; kk < kSteps; ++kk) {
+        SmallVector<Value> elems;
+        for (Value src : {base, second})
+          for (int64_t h = 0; h < 2; ++h)
+            elems.push_back(fetch(p[pos(mi, kk, h, 0)], p[pos(mi, kk, h, 1)],
+                                  src));
+        // elems: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4).
+        pA.push_back(vector::FromElementsOp::create(b, loc, aType, elems));
+      }
   }
   // 16-bit: k-step kk covers score tiles 2kk (a0, a1) and 2kk + 1 (a2, a3).
   auto aType = VectorType::get({4, 2}, valueElement);
-  for (int64_t kk = 0; !valueElement.isF32() && kk < keys / 16; ++kk) {
-    SmallVector<Value> elems;
-    for (int64_t j : {2 * kk, 2 * kk + 1})
-      for (int64_t h = 0; h < 2; ++h)
-        for (int64_t e = 0; e < 2; ++e)
-          elems.push_back(arith::TruncFOp::create(b, loc, valueElement,
-                                                  p[j * 4 + h * 2 + e]));
-    pA.push_back(vector::FromElementsOp::create(b, loc, aType, elems));
-  }
+  for (int64_t mi = 0; !valueElement.isF32() && mi < mTiles; ++mi)
+    for (int64_t kk = 0; kk < kSteps; ++kk) {
+      SmallVector<Value> elems;
+      for (int64_t j : {2 * kk, 2 * kk + 1})
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t e = 0; e < 2; ++e)
+            elems.push_back(arith::TruncFOp::create(b, loc, valueElement,
+                                                    p[pos(mi, j, h, e)]));
+      pA.push_back(vector::FromElementsOp::create(b, loc, aType, elems));
+    }
   // acc += P * V; V is [keys][dv] in shared memory, its copy overlapped
-  // everything above.
+  // everything above. Each V fragment feeds every row tile.
   waitForCopies(v->value);
   sharedReadSinceBarrier = true;
   for (int64_t n = 0; n < accTiles; ++n) {
-    Value c = extract(b, loc, acc, {n});
-    for (int64_t kk = 0; kk < keys / mmaK; ++kk)
-      c = mma(pA[kk], ldmatrixB(*v, /*storedNK=*/false, kk, n), c);
-    acc = insert(b, loc, c, acc, {n});
+    SmallVector<Value> c(mTiles);
+    for (int64_t mi = 0; mi < mTiles; ++mi)
+      c[mi] = extract(b, loc, acc, {mi * accTiles + n});
+    for (int64_t kk = 0; kk < kSteps; ++kk) {
+      Value bK = ldmatrixB(*v, /*storedNK=*/false, kk, n);
+      for (int64_t mi = 0; mi < mTiles; ++mi)
+        c[mi] = mma(pA[mi * kSteps + kk], bK, c[mi]);
+    }
+    for (int64_t mi = 0; mi < mTiles; ++mi)
+      acc = insert(b, loc, c[mi], acc, {mi * accTiles + n});
   }
 
   auto setFrag = [&](Value result, FragmentKind kind, Value value) {
@@ -470,30 +559,28 @@ LogicalResult KernelEmitter::emitFinalize(FinalizeOp op) {
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   Value ln2 = f32(M_LN2);
   Value lse = maxIn;
-  SmallVector<Value> empty(2), sum(2);
-  for (int64_t h = 0; h < 2; ++h) {
-    sum[h] = extract(b, loc, sumIn, {h});
-    empty[h] = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum[h],
-                                     zero);
-    Value natural = arith::MulFOp::create(
-        b, loc,
-        arith::AddFOp::create(b, loc, extract(b, loc, maxIn, {h}),
-                              lg2(sum[h])),
-        ln2);
-    lse = insert(b, loc,
-                 arith::SelectOp::create(b, loc, empty[h], negInf, natural),
-                 lse, {h});
-  }
   int64_t nTiles = accIn->type.getDimSize(1) / 8;
-  for (int64_t n = 0; n < nTiles; ++n)
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t e = 0; e < 2; ++e) {
-        Value x = extract(b, loc, acc, {n, h, e});
-        Value q = arith::DivFOp::create(b, loc, x, sum[h]);
-        acc = insert(b, loc,
-                     arith::SelectOp::create(b, loc, empty[h], zero, q), acc,
-                     {n, h, e});
-      }
+  for (int64_t mi = 0; mi < schedule.mTiles; ++mi)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value sum = extract(b, loc, sumIn, {mi * 2 + h});
+      Value empty =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+      Value natural = arith::MulFOp::create(
+          b, loc,
+          arith::AddFOp::create(b, loc, extract(b, loc, maxIn, {mi * 2 + h}),
+                                lg2(sum)),
+          ln2);
+      lse = insert(b, loc,
+                   arith::SelectOp::create(b, loc, empty, negInf, natural),
+                   lse, {mi * 2 + h});
+      for (int64_t n = 0; n < nTiles; ++n)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value x = extract(b, loc, acc, {mi * nTiles + n, h, e});
+          Value q = arith::DivFOp::create(b, loc, x, sum);
+          acc = insert(b, loc, arith::SelectOp::create(b, loc, empty, zero, q),
+                       acc, {mi * nTiles + n, h, e});
+        }
+    }
   Fragment out;
   out.kind = FragmentKind::Accumulator;
   out.type = cast<RankedTensorType>(op.getOutput().getType());

@@ -31,6 +31,9 @@ def AttnExpandFlashAttention
            "Query rows per program (0: chosen by the tile config)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
            "Keys per inner-loop step (0: chosen by the tile config)">,
+    Option<"numWarps", "num-warps", "int64_t", /*default=*/"0",
+           "GPU warps per program, recorded as attn.num_warps (0: one per "
+           "16 query rows)">,
   ];
 }
 

@@ -18,6 +18,8 @@ struct TileConfig {
   int64_t blockM = 64;
   /// Keys per step of the KV loop.
   int64_t blockN = 64;
+  /// GPU warps per program (attn.num_warps); 0: one per 16 query rows.
+  int64_t numWarps = 0;
 };
 
 /// Default tile sizes for a target ("cpu", "gpu"), head dims and the size
