@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # Times schedule variants across the FA3 shapes' corners with attn-run on a
 # GPU machine (bf16; d 64/128; causal none/top_left; seq 512/4k/16k). Each
-# variant is "ATTN_GPU_TILE ATTN_GPU_MIN_BLOCKS_PER_SM" ("-" = default):
-# tile config BM,BN,WARPS and the CTAs/SM register target
-# (docs/perf-notes.md). A measurement, not a test: attn-run's own medians,
-# no peers.
-#   bash bench/variants.sh "- -" "128,32,4 -" ...   (bundle in /tmp/b)
+# variant is "TILE MINBLOCKS KNOBS" ("-" = default): ATTN_GPU_TILE
+# (BM,BN,WARPS), ATTN_GPU_MIN_BLOCKS_PER_SM (CTAs/SM register target) and
+# ATTN_GPU_KNOBS (always-rescale, long-pointers); see docs/perf-notes.md.
+# A measurement, not a test: attn-run's own medians, no peers.
+#   bash bench/variants.sh "- - -" "128,32,4 - -" ...   (bundle in /tmp/b)
+# VARIANT_D / VARIANT_S / VARIANT_CAUSAL narrow the shapes.
 A=${ATTN_RUN:-/tmp/b/bin/attn-run}
-[ $# -gt 0 ] || set -- "- -" "- 3"
+[ $# -gt 0 ] || set -- "- - -" "- 3 -"
 for variant in "$@"; do
-  read -r tile mb <<<"$variant"
-  for d in 64 128; do for c in none top_left; do for s in 512 4096 16384; do
-    r=$(env \
-        $( [ "$tile" != - ] && echo ATTN_GPU_TILE=$tile ) \
-        $( [ "$mb" != - ] && echo ATTN_GPU_MIN_BLOCKS_PER_SM=$mb ) \
+  read -r tile mb knobs <<<"$variant"
+  for d in ${VARIANT_D:-64 128}; do for c in ${VARIANT_CAUSAL:-none top_left}; do
+  for s in ${VARIANT_S:-512 4096 16384}; do
+    r=$(env $( [ "$tile" != - ] && echo ATTN_GPU_TILE=$tile ) \
+        $( [ "${mb:--}" != - ] && echo ATTN_GPU_MIN_BLOCKS_PER_SM=$mb ) \
+        $( [ "${knobs:--}" != - ] && echo ATTN_GPU_KNOBS=$knobs ) \
         $A --target gpu --bench --batch $((16384/s)) --heads $((2048/d)) \
         --seqlen-q $s --seqlen-kv $s --head-dim $d --dtype bf16 --layout bhsd \
         --causal $c 2>&1 | tail -1)
-    echo "tile=$tile minblocks=$mb d=$d causal=$c s=$s $r"
+    echo "tile=$tile minblocks=$mb knobs=$knobs d=$d causal=$c s=$s $r"
   done; done; done
 done

@@ -4,7 +4,6 @@
 
 #include "llvm/Support/CommandLine.h"
 
-#include <mutex>
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
@@ -82,24 +81,22 @@ void mlir::attn::buildCpuLoweringPipeline(OpPassManager &pm) {
 /// 64-bit ones every ldmatrix/cp.async address the kernel keeps live costs
 /// two registers. LLVM has it as a backend option only (process-wide, and
 /// only affects the NVPTX code generated in this process).
-static void useShortSharedPointers() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    auto &options = llvm::cl::getRegisteredOptions();
-    auto it = options.find("nvptx-short-ptr");
-    if (it != options.end())
-      if (auto *flag = static_cast<llvm::cl::opt<bool> *>(it->second))
-        flag->setValue(true);
-  });
+static void useShortSharedPointers(bool on) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("nvptx-short-ptr");
+  if (it != options.end())
+    if (auto *flag = static_cast<llvm::cl::opt<bool> *>(it->second))
+      flag->setValue(on);
 }
 
 void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
                                           const GpuTarget &target) {
-  useShortSharedPointers();
+  useShortSharedPointers(target.shortSharedPointers);
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   ConvertAttnToGPUOptions schedule;
   schedule.minBlocksPerSM = target.minBlocksPerSM;
+  schedule.skipUnmovedRescale = target.skipUnmovedRescale;
   pm.addPass(createConvertAttnToGPU(schedule));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -249,6 +249,13 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
     // Experiment knob for tuning runs (docs/perf-notes.md), not a flag yet.
     if (const char *blocks = std::getenv("ATTN_GPU_MIN_BLOCKS_PER_SM"))
       target.minBlocksPerSM = std::atoll(blocks);
+    if (const char *knobs = std::getenv("ATTN_GPU_KNOBS")) {
+      std::string list = knobs;
+      target.skipUnmovedRescale =
+          list.find("always-rescale") == std::string::npos;
+      target.shortSharedPointers =
+          list.find("long-pointers") == std::string::npos;
+    }
     FailureOr<std::string> text = compileToPtx(*gpuModule, target);
     if (failed(text))
       return fail("lowering to the GPU (" + target.chip + ") failed");

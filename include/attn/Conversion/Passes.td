@@ -43,7 +43,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", "0",
            "When positive, ask ptxas (nvvm.minctasm) to fit this many CTAs "
-           "per multiprocessor by limiting registers">
+           "per multiprocessor by limiting registers">,
+    Option<"skipUnmovedRescale", "skip-unmoved-rescale", "bool", "true",
+           "Skip the accumulator rescale when no row max of the warp moved">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -33,6 +33,9 @@ struct GpuTarget {
   std::string features = "+ptx80";
   /// When positive, CTAs per multiprocessor ptxas must fit (registers).
   int64_t minBlocksPerSM = 0;
+  /// Schedule knobs for tuning runs (bench/variants.sh).
+  bool skipUnmovedRescale = true;
+  bool shortSharedPointers = true;
 };
 
 /// Tile program -> gpu.module -> gpu.binary holding the PTX of each kernel

@@ -63,6 +63,7 @@ struct ConvertAttnToGPUPass
       schedule.numThreads = schedule.numWarps * 32;
       schedule.rowsPerWarp = schedule.blockM / schedule.numWarps;
       schedule.mTiles = schedule.rowsPerWarp / 16;
+      schedule.skipUnmovedRescale = skipUnmovedRescale;
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))
         return signalPassFailure();
       kernel.erase();

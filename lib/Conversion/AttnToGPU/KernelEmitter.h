@@ -46,6 +46,7 @@ struct GpuSchedule {
   int64_t numThreads = 0;  // numWarps * 32
   int64_t rowsPerWarp = 0; // blockM / numWarps: 16 or 32
   int64_t mTiles = 0;      // rowsPerWarp / 16: mma row tiles per warp
+  bool skipUnmovedRescale = true;
 };
 
 /// How a tile value lives on the GPU.

@@ -440,8 +440,12 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
   // exactly 1 changes nothing.
   int64_t accTiles = dv / 8;
   Value fullMask = arith::ConstantIntOp::create(b, loc, -1, 32);
-  Value anyMoved = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), fullMask,
-                                            rescale, NVVM::VoteSyncKind::any);
+  Value anyMoved =
+      schedule.skipUnmovedRescale
+          ? NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), fullMask, rescale,
+                                     NVVM::VoteSyncKind::any)
+                .getResult()
+          : arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
   {
     auto branch = scf::IfOp::create(b, loc, TypeRange{acc.getType()},
                                     anyMoved, /*withElseRegion=*/true);
