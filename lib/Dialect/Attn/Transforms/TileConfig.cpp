@@ -17,15 +17,30 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
   }
   // GPU (mma.sync schedule): Q (BM x D), K (BN x D) and V (BN x DV) tiles
   // live in at most 48 KiB of static shared memory, the reduction dim padded
-  // to the mma's k (16 for 16-bit inputs, 8 for tf32). Take the largest of
-  // 64, 32 and 16 rows (4, 2, 1 warps) that fits.
+  // to the mma's k (16 for 16-bit inputs, 8 for tf32).
   int64_t k = elementBytes == 4 ? 8 : 16;
   int64_t paddedD = (headDim + k - 1) / k * k;
+  auto fits = [&](int64_t bm, int64_t bn) {
+    return (bm * paddedD + bn * (paddedD + headDimV)) * elementBytes <=
+           48 * 1024;
+  };
+  // 16-bit inputs, head dims up to 128: 128-row CTAs of 4 warps with 32
+  // rows each (every K/V fragment feeds two mmas). 64 keys per step while
+  // the accumulators leave room (DV <= 96: no spills), else 32. Measured on
+  // the H200 (docs/perf-notes.md): d 64 +20%, d 128 +9-45% over 64x64.
+  if (elementBytes == 2 && paddedD <= 128 && headDimV <= 128) {
+    config.blockM = 128;
+    config.numWarps = 4;
+    config.blockN = headDimV <= 96 && fits(128, 64) ? 64 : 32;
+    if (fits(config.blockM, config.blockN))
+      return config;
+    config.numWarps = 0;
+  }
+  // Otherwise one warp per 16 rows: the largest of 64, 32 and 16 rows (4, 2,
+  // 1 warps) that fits.
   for (int64_t block : {64, 32, 16}) {
-    int64_t bytes = (block * paddedD + block * (paddedD + headDimV)) *
-                    elementBytes;
     config.blockM = config.blockN = block;
-    if (bytes <= 48 * 1024)
+    if (fits(block, block))
       break;
   }
   return config;
