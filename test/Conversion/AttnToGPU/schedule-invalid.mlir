@@ -23,3 +23,13 @@ func.func @wide(%q: !t, %k: !t, %v: !t, %o: !t) {
   attn.flash_attention %q, %k, %v -> %o : !t, !t, !t -> !t
   return
 }
+
+// -----
+
+!t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+// Warps must split the block into 16- or 32-row slices.
+// expected-error @+1 {{attn.num_warps = 3 must give each warp 16 or 32 of the block's 64 query rows}}
+func.func @three_warps(%q: !t, %k: !t, %v: !t, %o: !t) attributes {attn.num_warps = 3 : i64} {
+  attn.flash_attention %q, %k, %v -> %o : !t, !t, !t -> !t
+  return
+}
