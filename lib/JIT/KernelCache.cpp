@@ -127,8 +127,9 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   std::string key = diskKey(spec, target);
   CachedCode code;
   if (readCacheEntry(directory, key, code)) {
-    result.kernel = makeKernel(spec, target, code.kernelName, code.blockM, code.numWarps,
-                               std::move(code.payload), result.error);
+    result.kernel =
+        makeKernel(spec, target, code.kernelName, code.blockM, code.numWarps,
+                   std::move(code.payload), result.error);
     if (result.kernel) {
       cache().diskHits++;
       origin = KernelOrigin::DiskCache;
@@ -142,8 +143,9 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   if (!compile(spec, target, code, result.error))
     return result;
   writeCacheEntry(directory, key, code);
-  result.kernel = makeKernel(spec, target, code.kernelName, code.blockM, code.numWarps,
-                             std::move(code.payload), result.error);
+  result.kernel =
+      makeKernel(spec, target, code.kernelName, code.blockM, code.numWarps,
+                 std::move(code.payload), result.error);
   return result;
 }
 

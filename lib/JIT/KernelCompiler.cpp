@@ -82,7 +82,8 @@ LogicalResult mlir::attn::compileTileProgram(ModuleOp module,
                                              std::optional<TileConfig> tiles) {
   PassManager pm(module.getContext());
   TileConfig config =
-      tiles ? *tiles : chooseTileConfig(target, headDim, headDimV, elementBytes);
+      tiles ? *tiles
+            : chooseTileConfig(target, headDim, headDimV, elementBytes);
   TileProgramOptions tile;
   tile.blockM = config.blockM;
   tile.blockN = config.blockN;

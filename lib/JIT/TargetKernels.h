@@ -14,11 +14,11 @@ namespace attn::detail {
 /// as compileKernel or the disk cache gives it. Null with `error` set when
 /// the code cannot be loaded (CPU: linking; CUDA: loading happens at the
 /// first launch in each context).
-std::shared_ptr<const Kernel>
-makeKernel(const AttentionSpec &spec, const Target &target,
-           const std::string &kernelName, int64_t blockM, int64_t numWarps,
-           std::string code,
-           std::string &error);
+std::shared_ptr<const Kernel> makeKernel(const AttentionSpec &spec,
+                                         const Target &target,
+                                         const std::string &kernelName,
+                                         int64_t blockM, int64_t numWarps,
+                                         std::string code, std::string &error);
 
 } // namespace attn::detail
 

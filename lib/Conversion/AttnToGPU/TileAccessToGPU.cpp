@@ -374,9 +374,9 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
 }
 
 Value KernelEmitter::threadRow(int64_t mTile, int64_t half) {
-  return arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, warpRow, groupRow),
-      index(mTile * 16 + half * 8));
+  return arith::AddIOp::create(b, loc,
+                               arith::AddIOp::create(b, loc, warpRow, groupRow),
+                               index(mTile * 16 + half * 8));
 }
 
 std::pair<Value, Value> KernelEmitter::accumulatorPosition(int64_t mTile,
@@ -419,7 +419,8 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
         for (int64_t half = 0; half < 2; ++half)
           for (int64_t e = 0; e < 2; ++e) {
             Value v = vector::ExtractOp::create(
-                b, loc, frag->value, ArrayRef<int64_t>{m * nTiles + n, half, e});
+                b, loc, frag->value,
+                ArrayRef<int64_t>{m * nTiles + n, half, e});
             auto [row, col] = accumulatorPosition(m, n, half, e);
             storeElement(v, {row, col}, Value());
           }

@@ -362,7 +362,8 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
     for (int64_t j = 0; j < nTiles; ++j)
       for (int64_t h = 0; h < 2; ++h)
         for (int64_t e = 0; e < 2; ++e)
-          x[pos(mi, j, h, e)] = extract(b, loc, scores, {mi * nTiles + j, h, e});
+          x[pos(mi, j, h, e)] =
+              extract(b, loc, scores, {mi * nTiles + j, h, e});
   Value positive =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, scale, zero);
   SmallVector<Type> scaledTypes(x.size() + 1, b.getF32Type());
@@ -415,8 +416,7 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
       // NaN).
       Value moved = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
                                           oldMax, base);
-      rescale = rescale ? arith::OrIOp::create(b, loc, rescale, moved)
-                        : moved;
+      rescale = rescale ? arith::OrIOp::create(b, loc, rescale, moved) : moved;
       Value rowSum = zero;
       for (int64_t j = 0; j < nTiles; ++j)
         for (int64_t e = 0; e < 2; ++e) {
@@ -449,8 +449,8 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
                 .getResult()
           : arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
   {
-    auto branch = scf::IfOp::create(b, loc, TypeRange{acc.getType()},
-                                    anyMoved, /*withElseRegion=*/true);
+    auto branch = scf::IfOp::create(b, loc, TypeRange{acc.getType()}, anyMoved,
+                                    /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(branch.elseBlock());
     scf::YieldOp::create(b, loc, acc);
@@ -503,8 +503,8 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
         SmallVector<Value> elems;
         for (Value src : {base, second})
           for (int64_t h = 0; h < 2; ++h)
-            elems.push_back(fetch(p[pos(mi, kk, h, 0)], p[pos(mi, kk, h, 1)],
-                                  src));
+            elems.push_back(
+                fetch(p[pos(mi, kk, h, 0)], p[pos(mi, kk, h, 1)], src));
         // elems: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4).
         pA.push_back(vector::FromElementsOp::create(b, loc, aType, elems));
       }
@@ -577,8 +577,8 @@ LogicalResult KernelEmitter::emitFinalize(FinalizeOp op) {
                                 lg2(sum)),
           ln2);
       lse = insert(b, loc,
-                   arith::SelectOp::create(b, loc, empty, negInf, natural),
-                   lse, {mi * 2 + h});
+                   arith::SelectOp::create(b, loc, empty, negInf, natural), lse,
+                   {mi * 2 + h});
       for (int64_t n = 0; n < nTiles; ++n)
         for (int64_t e = 0; e < 2; ++e) {
           Value x = extract(b, loc, acc, {mi * nTiles + n, h, e});

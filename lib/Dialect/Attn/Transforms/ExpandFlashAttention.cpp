@@ -238,9 +238,9 @@ struct ExpandFlashAttentionPass
                   IntegerAttr::get(IntegerType::get(func.getContext(), 64),
                                    config.blockM));
     if (numWarps > 0)
-      func->setAttr("attn.num_warps",
-                    IntegerAttr::get(IntegerType::get(func.getContext(), 64),
-                                     numWarps));
+      func->setAttr(
+          "attn.num_warps",
+          IntegerAttr::get(IntegerType::get(func.getContext(), 64), numWarps));
     for (Value t : {op.getQuery(), op.getOutput()})
       promiseDivisibility(func, t, 2, op.getQLenMultiple());
     if (Value lse = op.getLse())
