@@ -4,6 +4,8 @@
 
 #include "llvm/Support/CommandLine.h"
 
+#include <mutex>
+
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
@@ -82,11 +84,16 @@ void mlir::attn::buildCpuLoweringPipeline(OpPassManager &pm) {
 /// two registers. LLVM has it as a backend option only (process-wide, and
 /// only affects the NVPTX code generated in this process).
 static void useShortSharedPointers(bool on) {
+  // Pipelines are built on several threads at once (the JIT compiles
+  // kernels in parallel): one writer at a time, and only on a change.
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
   auto &options = llvm::cl::getRegisteredOptions();
   auto it = options.find("nvptx-short-ptr");
   if (it != options.end())
     if (auto *flag = static_cast<llvm::cl::opt<bool> *>(it->second))
-      flag->setValue(on);
+      if (flag->getValue() != on)
+        flag->setValue(on);
 }
 
 void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,

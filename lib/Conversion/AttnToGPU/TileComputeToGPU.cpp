@@ -440,10 +440,9 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
   // exactly 1 changes nothing.
   int64_t accTiles = dv / 8;
   Value fullMask = arith::ConstantIntOp::create(b, loc, -1, 32);
-  // Measured: pays with wide accumulators (DV 128: +7-10%), costs ~3% at
-  // DV 64, where the multiplies are few.
+  // Measured with 128x32 tiles: +5-10% at DV 128 (docs/perf-notes.md).
   Value anyMoved =
-      schedule.skipUnmovedRescale && dv >= 128
+      schedule.skipUnmovedRescale
           ? NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), fullMask, rescale,
                                      NVVM::VoteSyncKind::any)
                 .getResult()
