@@ -3,7 +3,8 @@
 # GPU machine (bf16; d 64/128; causal none/top_left; seq 512/4k/16k). Each
 # variant is "TILE MINBLOCKS KNOBS" ("-" = default): ATTN_GPU_TILE
 # (BM,BN,WARPS), ATTN_GPU_MIN_BLOCKS_PER_SM (CTAs/SM register target) and
-# ATTN_GPU_KNOBS (always-rescale, long-pointers); see docs/perf-notes.md.
+# ATTN_GPU_KNOBS (always-rescale, long-pointers, ldsm-x4); see
+# docs/perf-notes.md.
 # A measurement, not a test: attn-run's own medians, no peers.
 #   bash bench/variants.sh "- - -" "128,32,4 - -" ...   (bundle in /tmp/b)
 # VARIANT_D / VARIANT_S / VARIANT_CAUSAL narrow the shapes.

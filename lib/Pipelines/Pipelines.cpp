@@ -104,6 +104,7 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   ConvertAttnToGPUOptions schedule;
   schedule.minBlocksPerSM = target.minBlocksPerSM;
   schedule.skipUnmovedRescale = target.skipUnmovedRescale;
+  schedule.wideLdmatrix = target.wideLdmatrix;
   pm.addPass(createConvertAttnToGPU(schedule));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -255,6 +255,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
           list.find("always-rescale") == std::string::npos;
       target.shortSharedPointers =
           list.find("long-pointers") == std::string::npos;
+      target.wideLdmatrix = list.find("ldsm-x4") != std::string::npos;
     }
     FailureOr<std::string> text = compileToPtx(*gpuModule, target);
     if (failed(text))

@@ -45,7 +45,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "When positive, ask ptxas (nvvm.minctasm) to fit this many CTAs "
            "per multiprocessor by limiting registers">,
     Option<"skipUnmovedRescale", "skip-unmoved-rescale", "bool", "true",
-           "Skip the accumulator rescale when no row max of the warp moved">
+           "Skip the accumulator rescale when no row max of the warp moved">,
+    Option<"wideLdmatrix", "wide-ldmatrix", "bool", "false",
+           "Read the B fragments of two column tiles with one ldmatrix x4 "
+           "(experimental: not yet through the GPU matrix)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -36,6 +36,7 @@ struct GpuTarget {
   /// Schedule knobs for tuning runs (bench/variants.sh).
   bool skipUnmovedRescale = true;
   bool shortSharedPointers = true;
+  bool wideLdmatrix = false;
 };
 
 /// Tile program -> gpu.module -> gpu.binary holding the PTX of each kernel

@@ -64,6 +64,7 @@ struct ConvertAttnToGPUPass
       schedule.rowsPerWarp = schedule.blockM / schedule.numWarps;
       schedule.mTiles = schedule.rowsPerWarp / 16;
       schedule.skipUnmovedRescale = skipUnmovedRescale;
+      schedule.wideLdmatrix = wideLdmatrix;
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))
         return signalPassFailure();
       kernel.erase();

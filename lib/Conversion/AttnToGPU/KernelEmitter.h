@@ -47,6 +47,7 @@ struct GpuSchedule {
   int64_t rowsPerWarp = 0; // blockM / numWarps: 16 or 32
   int64_t mTiles = 0;      // rowsPerWarp / 16: mma row tiles per warp
   bool skipUnmovedRescale = true;
+  bool wideLdmatrix = false;
 };
 
 /// How a tile value lives on the GPU.
@@ -127,6 +128,10 @@ private:
   Value mma(Value a, Value b, Value c);
   Value ldmatrixB(const Fragment &shared, bool storedNK, int64_t kStep,
                   int64_t nTile);
+  /// The B fragments of column tiles nTile and nTile + 1: one ldmatrix x4
+  /// with wide-ldmatrix (16-bit tiles), else two ldmatrixB.
+  SmallVector<Value> ldmatrixBPair(const Fragment &shared, bool storedNK,
+                                   int64_t kStep, int64_t nTile);
 
   // Helpers.
   Value index(int64_t v);
