@@ -96,6 +96,10 @@ bool CudaDriver::init(std::string &error) {
                  &context, device),
              "cuDevicePrimaryCtxRetain", error))
     return false;
+  // A caller's current context (PyTorch on another device, say) is kept:
+  // device 0's primary context is only the fallback for threads with none.
+  if (currentContext())
+    return true;
   return check(as<CUresult (*)(CUcontext)>(cuCtxSetCurrent)(context),
                "cuCtxSetCurrent", error);
 }
