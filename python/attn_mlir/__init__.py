@@ -10,6 +10,7 @@ are compiled on first use for what they need (dtype, head dims, mask, GQA
 ratio, LSE) and cached, in memory and in $ATTN_CACHE_DIR.
 """
 
+import contextlib
 import ctypes
 import math
 import threading
@@ -150,6 +151,9 @@ class _NumpyAdapter:
     def stream(self, x):
         return None
 
+    def device_scope(self, x):
+        return contextlib.nullcontext()
+
 
 class _TorchAdapter:
     name = "torch"
@@ -189,6 +193,11 @@ class _TorchAdapter:
 
     def stream(self, x):
         return self.torch.cuda.current_stream(x.device).cuda_stream
+
+    def device_scope(self, x):
+        # The library launches in the current CUDA context and resolves
+        # "cuda" to the current device: make it the tensors' device.
+        return self.torch.cuda.device(x.device)
 
 
 _adapters = {}
@@ -293,19 +302,20 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     if SKV == 0:
         raise ValueError("k and v have no keys (sequence length 0)")
 
-    target = adapter.target(q)
-    handle = _kernel(codes[0], D, DV, causal_code, H // HKV, return_lse,
-                     target)
-    lo = logical(out)
-    tensors = [_tensor(adapter.pointer(t), *adapter.sizes_strides(t))
-               for t in (lq, lk, lv, lo)]
-    lse_arg = None
-    if return_lse:
-        lse_arg = ctypes.byref(
-            _tensor(adapter.pointer(lse), *adapter.sizes_strides(lse)))
-    scale_arg = ctypes.byref(ctypes.c_float(scale)) if scale is not None \
-        else None
-    _check(_capi.lib.attn_kernel_launch(
-        handle, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
-        adapter.stream(q)))
+    with adapter.device_scope(q):
+        target = adapter.target(q)
+        handle = _kernel(codes[0], D, DV, causal_code, H // HKV, return_lse,
+                         target)
+        lo = logical(out)
+        tensors = [_tensor(adapter.pointer(t), *adapter.sizes_strides(t))
+                   for t in (lq, lk, lv, lo)]
+        lse_arg = None
+        if return_lse:
+            lse_arg = ctypes.byref(
+                _tensor(adapter.pointer(lse), *adapter.sizes_strides(lse)))
+        scale_arg = ctypes.byref(ctypes.c_float(scale)) \
+            if scale is not None else None
+        _check(_capi.lib.attn_kernel_launch(
+            handle, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
+            adapter.stream(q)))
     return (out, lse) if return_lse else out

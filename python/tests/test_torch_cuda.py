@@ -248,6 +248,19 @@ def test_128k_keys():
                  "kv 131072 vs float64")
 
 
+def test_tensors_on_a_device_that_is_not_current():
+    # The kernel must run on the tensors' device whatever device is current
+    # (needs two GPUs; passes trivially with one).
+    if torch.cuda.device_count() < 2:
+        print("  one GPU: nothing to check")
+        return
+    with torch.cuda.device(0):
+        q, k, v = (randn(1, 2, 100, 64).to("cuda:1") for _ in range(3))
+        out = attn_mlir.flash_attention(q, k, v, causal=True)
+        assert out.device == q.device
+        expect_close(out, sdpa(q, k, v, True), q.dtype, "tensors on cuda:1")
+
+
 def test_bad_input_raises():
     q = randn(1, 2, 8, 32)
     cases = [
