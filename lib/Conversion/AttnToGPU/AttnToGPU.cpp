@@ -83,8 +83,9 @@ struct ConvertAttnToGPUPass
       if (bytes > 48 * 1024) {
         func.emitOpError() << "needs " << bytes
                            << " bytes of shared memory; the GPU schedule "
-                              "supports up to 49152 so far (head dims up to "
-                              "128 with 64-row tiles)";
+                              "supports up to 49152 so far (static shared "
+                              "memory for the Q, K and V tiles: smaller "
+                              "block sizes fit)";
         return signalPassFailure();
       }
     }
