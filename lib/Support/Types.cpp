@@ -2,29 +2,43 @@
 
 #include "attn/Support/Types.h"
 
+#include <utility>
+
 using namespace attn;
 
-std::optional<DType> attn::parseDType(const std::string &name) {
-  if (name == "f16")
-    return DType::F16;
-  if (name == "bf16")
-    return DType::BF16;
-  if (name == "f32")
-    return DType::F32;
+namespace {
+/// Each enum's spellings, written once: both directions read the same table.
+constexpr std::pair<DType, const char *> kDTypeNames[] = {
+    {DType::F16, "f16"}, {DType::BF16, "bf16"}, {DType::F32, "f32"}};
+constexpr std::pair<CausalKind, const char *> kCausalNames[] = {
+    {CausalKind::None, "none"},
+    {CausalKind::TopLeft, "top_left"},
+    {CausalKind::BottomRight, "bottom_right"}};
+
+template <typename Enum, size_t N>
+std::optional<Enum> parse(const std::pair<Enum, const char *> (&names)[N],
+                          const std::string &name) {
+  for (const auto &[value, spelling] : names)
+    if (name == spelling)
+      return value;
   return std::nullopt;
 }
 
-const char *attn::dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::F32:
-    return "f32";
-  }
+template <typename Enum, size_t N>
+const char *spell(const std::pair<Enum, const char *> (&names)[N],
+                  Enum value) {
+  for (const auto &[candidate, spelling] : names)
+    if (candidate == value)
+      return spelling;
   return "?";
 }
+} // namespace
+
+std::optional<DType> attn::parseDType(const std::string &name) {
+  return parse(kDTypeNames, name);
+}
+
+const char *attn::dtypeName(DType dtype) { return spell(kDTypeNames, dtype); }
 
 size_t attn::dtypeBytes(DType dtype) {
   switch (dtype) {
@@ -38,23 +52,12 @@ size_t attn::dtypeBytes(DType dtype) {
 }
 
 std::optional<CausalKind> attn::parseCausalKind(const std::string &name) {
-  if (name.empty() || name == "none")
+  // No mask may also be spelled as nothing at all.
+  if (name.empty())
     return CausalKind::None;
-  if (name == "top_left")
-    return CausalKind::TopLeft;
-  if (name == "bottom_right")
-    return CausalKind::BottomRight;
-  return std::nullopt;
+  return parse(kCausalNames, name);
 }
 
 const char *attn::causalKindName(CausalKind causal) {
-  switch (causal) {
-  case CausalKind::None:
-    return "none";
-  case CausalKind::TopLeft:
-    return "top_left";
-  case CausalKind::BottomRight:
-    return "bottom_right";
-  }
-  return "?";
+  return spell(kCausalNames, causal);
 }
