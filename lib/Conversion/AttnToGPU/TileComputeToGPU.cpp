@@ -299,18 +299,19 @@ static Value maskAccumulator(OpBuilder &b, Location loc, Value acc,
   return acc;
 }
 
-/// `masked` when `needed` holds, `acc` otherwise: one uniform branch instead
-/// of a compare and select per score on the blocks that need no mask.
+/// `compute()` when `needed` holds, `value` otherwise, as one uniform
+/// branch: masks on the blocks that need one, the accumulator rescale when
+/// a row max moved.
 template <typename Fn>
-static Value maskIf(OpBuilder &b, Location loc, Value needed, Value acc,
-                    Fn &&masked) {
-  auto branch = scf::IfOp::create(b, loc, TypeRange{acc.getType()}, needed,
+static Value computeIf(OpBuilder &b, Location loc, Value needed, Value value,
+                       Fn &&compute) {
+  auto branch = scf::IfOp::create(b, loc, TypeRange{value.getType()}, needed,
                                   /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(branch.elseBlock());
-  scf::YieldOp::create(b, loc, acc);
+  scf::YieldOp::create(b, loc, value);
   b.setInsertionPointToStart(branch.thenBlock());
-  scf::YieldOp::create(b, loc, masked());
+  scf::YieldOp::create(b, loc, compute());
   return branch.getResult(0);
 }
 
@@ -329,7 +330,7 @@ LogicalResult KernelEmitter::emitMaskKVBound(MaskKVBoundOp op) {
   Value end = arith::AddIOp::create(b, loc, start, index(keys));
   Value partial =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, len);
-  out.value = maskIf(b, loc, partial, acc, [&] {
+  out.value = computeIf(b, loc, partial, acc, [&] {
     return maskAccumulator(
         b, loc, acc, schedule.mTiles, keys / 8,
         [&](int64_t m, int64_t j, int64_t h, int64_t e) {
@@ -363,7 +364,7 @@ LogicalResult KernelEmitter::emitMaskCausal(MaskCausalOp op) {
       b, loc, arith::AddIOp::create(b, loc, qStart, warpRow), diagonal);
   Value crosses = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
                                         lastKey, firstLimit);
-  out.value = maskIf(b, loc, crosses, acc, [&] {
+  out.value = computeIf(b, loc, crosses, acc, [&] {
     return maskAccumulator(
         b, loc, acc, schedule.mTiles, keys / 8,
         [&](int64_t m, int64_t j, int64_t h, int64_t e) {
@@ -507,13 +508,7 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
                                      NVVM::VoteSyncKind::any)
                 .getResult()
           : arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
-  {
-    auto branch = scf::IfOp::create(b, loc, TypeRange{acc.getType()}, anyMoved,
-                                    /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(branch.elseBlock());
-    scf::YieldOp::create(b, loc, acc);
-    b.setInsertionPointToStart(branch.thenBlock());
+  acc = computeIf(b, loc, anyMoved, acc, [&] {
     Value scaled = acc;
     for (int64_t mi = 0; mi < mTiles; ++mi)
       for (int64_t n = 0; n < accTiles; ++n)
@@ -524,9 +519,8 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
                 b, loc, arith::MulFOp::create(b, loc, xe, alpha[mi * 2 + h]),
                 scaled, {mi * accTiles + n, h, e});
           }
-    scf::YieldOp::create(b, loc, scaled);
-    acc = branch.getResult(0);
-  }
+    return scaled;
+  });
 
   // P, rounded to V's type, as A operands: pA[mi * kSteps + kk].
   SmallVector<Value> pA;
