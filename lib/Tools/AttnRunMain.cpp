@@ -124,24 +124,72 @@ template <int Rank> StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
 
 } // namespace
 
+/// Experiment knobs for tuning runs (bench/variants.sh, docs/perf-notes.md),
+/// from the environment rather than flags: ATTN_GPU_TILE=BM,BN,WARPS
+/// replaces the GPU tile config; ATTN_GPU_MIN_BLOCKS_PER_SM=N asks ptxas for
+/// N CTAs per SM; ATTN_GPU_KNOBS lists schedule switches (always-rescale,
+/// long-pointers, ldsm-x4). A malformed value is an error: a tuning run must
+/// not silently measure the default.
+struct TuningKnobs {
+  std::optional<TileConfig> tiles;
+  GpuTarget target;
+};
+
+static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
+  if (const char *tile = std::getenv("ATTN_GPU_TILE")) {
+    TileConfig config;
+    char rest = 0;
+    if (std::sscanf(tile, "%ld,%ld,%ld%c", &config.blockM, &config.blockN,
+                    &config.numWarps, &rest) != 3 ||
+        config.blockM <= 0 || config.blockN <= 0 || config.numWarps <= 0) {
+      error = std::string("ATTN_GPU_TILE: expected BM,BN,WARPS (positive "
+                          "integers), got '") +
+              tile + "'";
+      return false;
+    }
+    knobs.tiles = config;
+  }
+  if (const char *blocks = std::getenv("ATTN_GPU_MIN_BLOCKS_PER_SM")) {
+    char *end = nullptr;
+    long long value = std::strtoll(blocks, &end, 10);
+    if (!*blocks || *end || value < 0) {
+      error = std::string("ATTN_GPU_MIN_BLOCKS_PER_SM: expected a "
+                          "non-negative integer, got '") +
+              blocks + "'";
+      return false;
+    }
+    knobs.target.minBlocksPerSM = value;
+  }
+  if (const char *list = std::getenv("ATTN_GPU_KNOBS")) {
+    llvm::SmallVector<llvm::StringRef> names;
+    llvm::StringRef(list).split(names, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef name : names) {
+      if (name == "always-rescale")
+        knobs.target.skipUnmovedRescale = false;
+      else if (name == "long-pointers")
+        knobs.target.shortSharedPointers = false;
+      else if (name == "ldsm-x4")
+        knobs.target.wideLdmatrix = true;
+      else {
+        error = "ATTN_GPU_KNOBS: unknown knob '" + name.str() +
+                "' (known: always-rescale, long-pointers, ldsm-x4)";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 /// Expands and optimises the tile program of `module` with `target`'s tile
-/// sizes.
+/// sizes (on the GPU, the tuning knobs' when given).
 static LogicalResult compileRunTileProgram(ModuleOp module,
                                         const RunOptions &opts,
-                                        const std::string &target) {
-  // Experiment knob for tuning runs (bench/variants.sh), not a flag:
-  // ATTN_GPU_TILE=BM,BN,WARPS replaces the GPU tile config.
-  std::optional<TileConfig> tiles;
-  const char *knob = std::getenv("ATTN_GPU_TILE");
-  if (target == "gpu" && knob) {
-    TileConfig config;
-    if (std::sscanf(knob, "%ld,%ld,%ld", &config.blockM, &config.blockN,
-                    &config.numWarps) == 3)
-      tiles = config;
-  }
+                                        const std::string &target,
+                                        const TuningKnobs &knobs) {
   return mlir::attn::compileTileProgram(
       module, target, opts.headDim, opts.headDimV,
-      int64_t(::attn::dtypeBytes(*::attn::parseDType(opts.dtype))), tiles);
+      int64_t(::attn::dtypeBytes(*::attn::parseDType(opts.dtype))),
+      target == "gpu" ? knobs.tiles : std::nullopt);
 }
 
 /// Host-side copies of a run's tensors plus, on the GPU, device copies.
@@ -239,24 +287,17 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   FailureOr<KernelSignature> gpuSig = failure();
   if (onGpu || !opts.emitPtx.empty()) {
     OwningOpRef<ModuleOp> gpuModule = source->clone();
-    if (failed(compileRunTileProgram(*gpuModule, opts, "gpu")))
+    TuningKnobs knobs;
+    std::string knobError;
+    if (!readTuningKnobs(knobs, knobError))
+      return fail(knobError);
+    if (failed(compileRunTileProgram(*gpuModule, opts, "gpu", knobs)))
       return fail("compiling the tile program failed");
     gpuSig = analyzeKernel(*gpuModule);
     if (failed(gpuSig))
       return fail("the kernel does not follow the attn kernel ABI");
-    GpuTarget target;
+    GpuTarget target = knobs.target;
     target.chip = opts.effectiveChip();
-    // Experiment knob for tuning runs (docs/perf-notes.md), not a flag yet.
-    if (const char *blocks = std::getenv("ATTN_GPU_MIN_BLOCKS_PER_SM"))
-      target.minBlocksPerSM = std::atoll(blocks);
-    if (const char *knobs = std::getenv("ATTN_GPU_KNOBS")) {
-      std::string list = knobs;
-      target.skipUnmovedRescale =
-          list.find("always-rescale") == std::string::npos;
-      target.shortSharedPointers =
-          list.find("long-pointers") == std::string::npos;
-      target.wideLdmatrix = list.find("ldsm-x4") != std::string::npos;
-    }
     FailureOr<std::string> text = compileToPtx(*gpuModule, target);
     if (failed(text))
       return fail("lowering to the GPU (" + target.chip + ") failed");
@@ -275,7 +316,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   FailureOr<KernelSignature> cpuSig = failure();
   if (!onGpu) {
     cpuModule = source->clone();
-    if (failed(compileRunTileProgram(*cpuModule, opts, "cpu")))
+    if (failed(compileRunTileProgram(*cpuModule, opts, "cpu", TuningKnobs())))
       return fail("compiling the tile program failed");
     cpuSig = analyzeKernel(*cpuModule);
     if (failed(cpuSig))
