@@ -15,7 +15,7 @@
 
 using namespace attn::detail;
 
-static constexpr const char *kMagic = "attn-mlir-cache 1\n";
+static constexpr const char *kMagic = "attn-mlir-cache 2\n";
 
 std::string attn::detail::diskCacheDirectory() {
   if (const char *dir = std::getenv("ATTN_CACHE_DIR")) {
@@ -38,7 +38,8 @@ static std::string entryPath(const std::string &directory,
 static std::string header(const std::string &key, const CachedCode &code) {
   return std::string(kMagic) + "key " + key + "\nkernel " + code.kernelName +
          "\nblock_m " + std::to_string(code.blockM) + "\nwarps " +
-         std::to_string(code.numWarps) + "\nbytes " +
+         std::to_string(code.numWarps) + "\nshared " +
+         std::to_string(code.sharedBytes) + "\nbytes " +
          std::to_string(code.payload.size()) + "\n\n";
 }
 
@@ -72,6 +73,12 @@ bool attn::detail::readCacheEntry(const std::string &directory,
   std::tie(number, text) = text.split('\n');
   if (number.getAsInteger(10, numWarps) || numWarps <= 0)
     return false;
+  int64_t sharedBytes = 0;
+  if (!text.consume_front("shared "))
+    return false;
+  std::tie(number, text) = text.split('\n');
+  if (number.getAsInteger(10, sharedBytes) || sharedBytes < 0)
+    return false;
   if (!text.consume_front("bytes "))
     return false;
   std::tie(number, text) = text.split('\n');
@@ -80,6 +87,7 @@ bool attn::detail::readCacheEntry(const std::string &directory,
     return false;
   code.blockM = blockM;
   code.numWarps = numWarps;
+  code.sharedBytes = sharedBytes;
   code.payload = text.str();
   return true;
 }

@@ -21,6 +21,8 @@ struct CachedCode {
   std::string kernelName;
   int64_t blockM = 0;
   int64_t numWarps = 0;
+  /// Dynamic shared memory per CTA at launch, bytes.
+  int64_t sharedBytes = 0;
   /// PTX text or object code.
   std::string payload;
 };

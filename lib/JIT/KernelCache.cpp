@@ -113,6 +113,7 @@ bool compile(const AttentionSpec &spec, const Target &target,
     if (mlir::failed(ptx))
       return fail("lowering to PTX for " + target.chip + " failed");
     code.payload = std::move(*ptx);
+    code.sharedBytes = mlir::attn::dynamicSharedBytes(*module, code.kernelName);
   } else if (mlir::failed(
                  mlir::attn::compileToHostObject(*module, code.payload))) {
     return fail("lowering to host object code failed");
@@ -129,7 +130,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   if (readCacheEntry(directory, key, code)) {
     result.kernel =
         makeKernel(spec, target, code.kernelName, code.blockM, code.numWarps,
-                   std::move(code.payload), result.error);
+                   code.sharedBytes, std::move(code.payload), result.error);
     if (result.kernel) {
       cache().diskHits++;
       origin = KernelOrigin::DiskCache;
@@ -145,7 +146,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   writeCacheEntry(directory, key, code);
   result.kernel =
       makeKernel(spec, target, code.kernelName, code.blockM, code.numWarps,
-                 std::move(code.payload), result.error);
+                 code.sharedBytes, std::move(code.payload), result.error);
   return result;
 }
 

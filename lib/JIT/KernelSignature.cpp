@@ -92,3 +92,12 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(ModuleOp module) {
                             << rank4;
   return sig;
 }
+
+int64_t mlir::attn::dynamicSharedBytes(ModuleOp module, llvm::StringRef name) {
+  auto recorded =
+      module->getAttrOfType<DictionaryAttr>(kDynamicSharedBytesAttrName);
+  if (!recorded)
+    return 0;
+  auto bytes = recorded.getAs<IntegerAttr>(name);
+  return bytes ? bytes.getInt() : 0;
+}

@@ -42,8 +42,10 @@ private:
 class CudaKernel final : public Kernel {
 public:
   CudaKernel(const AttentionSpec &spec, const Target &target, int64_t blockM,
-             int64_t numWarps, std::string name, std::string ptxText)
+             int64_t numWarps, int64_t sharedBytes, std::string name,
+             std::string ptxText)
       : Kernel(spec, target, blockM), threads(unsigned(numWarps * 32)),
+        sharedBytes(unsigned(sharedBytes)),
         name(std::move(name)), ptxText(std::move(ptxText)) {}
   const std::string &ptx() const override { return ptxText; }
 
@@ -82,10 +84,12 @@ private:
                        args.lse.sizes, args.lse.strides, 3);
     params.addF32(scale);
     return driver->launch(function, unsigned(gridX), unsigned(gridY), threads,
-                          0, params.get(), error, args.stream);
+                          sharedBytes, params.get(), error, args.stream);
   }
 
   unsigned threads;
+  /// Dynamic shared memory per CTA (0: the tiles are static).
+  unsigned sharedBytes;
   std::string name, ptxText;
   mutable std::mutex mutex;
   mutable std::map<void *, void *> functions;
@@ -96,11 +100,12 @@ private:
 std::shared_ptr<const Kernel>
 attn::detail::makeKernel(const AttentionSpec &spec, const Target &target,
                          const std::string &kernelName, int64_t blockM,
-                         int64_t numWarps, std::string code,
-                         std::string &error) {
+                         int64_t numWarps, int64_t sharedBytes,
+                         std::string code, std::string &error) {
   if (target.kind == Target::Kind::Cuda)
     return std::make_shared<CudaKernel>(spec, target, blockM, numWarps,
-                                        kernelName, std::move(code));
+                                        sharedBytes, kernelName,
+                                        std::move(code));
   auto exe = CpuExecutable::load(code, kernelName, spec.withLse,
                                  /*hasScale=*/true, error);
   if (!exe)

@@ -18,7 +18,8 @@ std::shared_ptr<const Kernel> makeKernel(const AttentionSpec &spec,
                                          const Target &target,
                                          const std::string &kernelName,
                                          int64_t blockM, int64_t numWarps,
-                                         std::string code, std::string &error);
+                                         int64_t sharedBytes, std::string code,
+                                         std::string &error);
 
 } // namespace attn::detail
 

@@ -105,6 +105,7 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   schedule.minBlocksPerSM = target.minBlocksPerSM;
   schedule.skipUnmovedRescale = target.skipUnmovedRescale;
   schedule.wideLdmatrix = target.wideLdmatrix;
+  schedule.prefetchKeys = target.prefetchKeys;
   pm.addPass(createConvertAttnToGPU(schedule));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -128,7 +128,7 @@ template <int Rank> StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
 /// from the environment rather than flags: ATTN_GPU_TILE=BM,BN,WARPS
 /// replaces the GPU tile config; ATTN_GPU_MIN_BLOCKS_PER_SM=N asks ptxas for
 /// N CTAs per SM; ATTN_GPU_KNOBS lists schedule switches (always-rescale,
-/// long-pointers, ldsm-x4). A malformed value is an error: a tuning run must
+/// long-pointers, ldsm-x4, prefetch-k). A malformed value is an error: a tuning run must
 /// not silently measure the default.
 struct TuningKnobs {
   std::optional<TileConfig> tiles;
@@ -170,9 +170,11 @@ static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
         knobs.target.shortSharedPointers = false;
       else if (name == "ldsm-x4")
         knobs.target.wideLdmatrix = true;
+      else if (name == "prefetch-k")
+        knobs.target.prefetchKeys = true;
       else {
         error = "ATTN_GPU_KNOBS: unknown knob '" + name.str() +
-                "' (known: always-rescale, long-pointers, ldsm-x4)";
+                "' (known: always-rescale, long-pointers, ldsm-x4, prefetch-k)";
         return false;
       }
     }
@@ -302,6 +304,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
     if (failed(text))
       return fail("lowering to the GPU (" + target.chip + ") failed");
     ptx = *text;
+    gpuSig->sharedBytes = dynamicSharedBytes(*gpuModule, gpuSig->name);
     if (!opts.emitPtx.empty()) {
       std::error_code ec;
       llvm::raw_fd_ostream file(opts.emitPtx, ec);
@@ -441,17 +444,19 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
                        int(tensor->rank()));
     }
     unsigned blockThreads = unsigned(sig.numWarps * 32);
-    launch = [&, blockThreads](std::string &err) {
+    unsigned sharedBytes = unsigned(sig.sharedBytes);
+    launch = [&, blockThreads, sharedBytes](std::string &err) {
       return driver->launch(function, unsigned(n0), unsigned(n1),
-                            blockThreads, 0, params.get(), err) &&
+                            blockThreads, sharedBytes, params.get(), err) &&
              driver->synchronize(err);
     };
-    timeLaunch = [&, blockThreads](double &ms, std::string &err) {
+    timeLaunch = [&, blockThreads, sharedBytes](double &ms,
+                                                std::string &err) {
       float elapsed = 0;
       bool ok = driver->time(
           [&](std::string &e) {
             return driver->launch(function, unsigned(n0), unsigned(n1),
-                                  blockThreads, 0, params.get(), e);
+                                  blockThreads, sharedBytes, params.get(), e);
           },
           elapsed, err);
       ms = elapsed;

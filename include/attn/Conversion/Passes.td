@@ -48,7 +48,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Skip the accumulator rescale when no row max of the warp moved">,
     Option<"wideLdmatrix", "wide-ldmatrix", "bool", "false",
            "Read the B fragments of two column tiles with one ldmatrix x4 "
-           "(experimental: not yet through the GPU matrix)">
+           "(experimental: not yet through the GPU matrix)">,
+    Option<"prefetchKeys", "prefetch-keys", "bool", "false",
+           "Copy the next KV step's K tile while P * V runs (issued after "
+           "the barrier that follows S = Q K^T; the first one before the "
+           "loop)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

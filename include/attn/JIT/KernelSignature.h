@@ -35,6 +35,9 @@ struct KernelSignature {
   int64_t blockM = 0;
   /// Warps per CTA on the GPU (see gpuWarpsPerBlock).
   int64_t numWarps = 0;
+  /// Dynamic shared memory per CTA at launch, bytes (known once lowered to
+  /// the GPU: dynamicSharedBytes; 0 for static shared memory only).
+  int64_t sharedBytes = 0;
   std::vector<KernelArgument> arguments;
 
   int find(KernelArgument::Kind kind) const {
@@ -51,6 +54,16 @@ struct KernelSignature {
 /// multiple of the mma's 16). Emits a diagnostic at `kernel` and fails when
 /// the attribute does not divide the block that way.
 FailureOr<int64_t> gpuWarpsPerBlock(Operation *kernel, int64_t blockM);
+
+/// Module attribute where convert-attn-to-gpu records the dynamic shared
+/// memory each kernel needs at launch (a dictionary: kernel name -> bytes;
+/// absent for kernels whose tiles fit in static shared memory).
+constexpr llvm::StringLiteral kDynamicSharedBytesAttrName =
+    "attn.dynamic_shared_bytes";
+
+/// The dynamic shared memory kernel `name` of a lowered module needs at
+/// launch (0 when none).
+int64_t dynamicSharedBytes(ModuleOp module, llvm::StringRef name);
 
 /// Finds the module's one tile kernel and reads its ABI; emits a diagnostic
 /// at the offending function or argument and fails when it does not follow

@@ -37,6 +37,7 @@ struct GpuTarget {
   bool skipUnmovedRescale = true;
   bool shortSharedPointers = true;
   bool wideLdmatrix = false;
+  bool prefetchKeys = false;
 };
 
 /// Tile program -> gpu.module -> gpu.binary holding the PTX of each kernel

@@ -29,6 +29,76 @@ using namespace mlir::attn::gpu_lowering;
 
 namespace {
 
+/// Static shared memory is limited to 48 KiB per CTA. Tiles beyond that are
+/// carved out of dynamic shared memory instead (views at 128-byte aligned
+/// offsets); the launch then passes the total, recorded for the host in the
+/// module's `attn.dynamic_shared_bytes` dictionary (kernel name -> bytes).
+/// Kernels within 48 KiB keep static attributions: their PTX is unchanged.
+LogicalResult placeSharedTiles(gpu::GPUFuncOp func, ModuleOp module) {
+  constexpr int64_t kStaticLimit = 48 * 1024;
+  // The H200 (sm_90): 227 KiB of shared memory per block at most.
+  constexpr int64_t kDynamicLimit = 227 * 1024;
+  int64_t bytes = 0;
+  SmallVector<int64_t> offsets;
+  for (BlockArgument buffer : func.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(buffer.getType());
+    bytes = llvm::alignTo(bytes, 128);
+    offsets.push_back(bytes);
+    bytes += type.getNumElements() *
+             type.getElementType().getIntOrFloatBitWidth() / 8;
+  }
+  if (bytes <= kStaticLimit)
+    return success();
+  if (bytes > kDynamicLimit)
+    return func.emitOpError()
+           << "needs " << bytes
+           << " bytes of shared memory for its Q, K and V tiles; a CTA has "
+              "at most "
+           << kDynamicLimit << " (smaller block sizes fit)";
+  OpBuilder b(func.getContext());
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  Location loc = func.getLoc();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  // Not gpu.dynamic_shared_memory: MLIR 22 lowers it to a 1-byte static
+  // array (`.shared .b8 name;`) instead of an extern one. A public, empty
+  // memref.global without initializer becomes `.extern .shared ... name[]`.
+  auto gpuModule = func->getParentOfType<gpu::GPUModuleOp>();
+  constexpr llvm::StringLiteral kSymbol = "attn_dynamic_shared";
+  auto rawType = MemRefType::get({0}, b.getI8Type(),
+                                 MemRefLayoutAttrInterface(), workgroup);
+  if (!SymbolTable::lookupSymbolIn(gpuModule, kSymbol)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(gpuModule.getBody());
+    memref::GlobalOp::create(b, loc, kSymbol, b.getStringAttr("public"),
+                             rawType, Attribute(), /*constant=*/false,
+                             b.getI64IntegerAttr(128));
+  }
+  Value raw = memref::GetGlobalOp::create(b, loc, rawType, kSymbol);
+  unsigned first = func.getFirstWorkgroupAttributionIndex();
+  unsigned count = func.getNumWorkgroupAttributions();
+  for (unsigned i = 0; i < count; ++i) {
+    BlockArgument buffer = entry.getArgument(first + i);
+    Value offset = arith::ConstantIndexOp::create(b, loc, offsets[i]);
+    Value view = memref::ViewOp::create(b, loc, buffer.getType(), raw, offset,
+                                        ValueRange{});
+    buffer.replaceAllUsesWith(view);
+  }
+  for (unsigned i = count; i-- > 0;)
+    entry.eraseArgument(first + i);
+  func->setAttr(gpu::GPUFuncOp::getNumWorkgroupAttributionsAttrName(),
+                b.getI64IntegerAttr(0));
+  NamedAttrList recorded;
+  if (auto old = module->getAttrOfType<DictionaryAttr>(
+          kDynamicSharedBytesAttrName))
+    recorded.append(old.getValue());
+  recorded.set(func.getName(), b.getI64IntegerAttr(bytes));
+  module->setAttr(kDynamicSharedBytesAttrName,
+                  recorded.getDictionary(b.getContext()));
+  return success();
+}
+
 struct ConvertAttnToGPUPass
     : public mlir::attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
   using Base::Base;
@@ -65,29 +135,17 @@ struct ConvertAttnToGPUPass
       schedule.mTiles = schedule.rowsPerWarp / 16;
       schedule.skipUnmovedRescale = skipUnmovedRescale;
       schedule.wideLdmatrix = wideLdmatrix;
+      schedule.prefetchKeys = prefetchKeys;
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))
         return signalPassFailure();
       kernel.erase();
     }
-    // Static shared memory is limited to 48 KiB per CTA.
     for (auto func : gpuModule.getOps<gpu::GPUFuncOp>()) {
       if (minBlocksPerSM > 0)
         func->setAttr("nvvm.minctasm",
                       b.getI32IntegerAttr(int32_t(minBlocksPerSM)));
-      int64_t bytes = 0;
-      for (BlockArgument buffer : func.getWorkgroupAttributions()) {
-        auto type = cast<MemRefType>(buffer.getType());
-        bytes += type.getNumElements() *
-                 type.getElementType().getIntOrFloatBitWidth() / 8;
-      }
-      if (bytes > 48 * 1024) {
-        func.emitOpError() << "needs " << bytes
-                           << " bytes of shared memory; the GPU schedule "
-                              "supports up to 49152 so far (static shared "
-                              "memory for the Q, K and V tiles: smaller "
-                              "block sizes fit)";
+      if (failed(placeSharedTiles(func, module)))
         return signalPassFailure();
-      }
     }
   }
 };

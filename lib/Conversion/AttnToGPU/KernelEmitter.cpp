@@ -206,12 +206,22 @@ LogicalResult KernelEmitter::emitFor(scf::ForOp loop) {
     kinds.push_back(*kind);
   }
   // Copies issued before the loop are waited for here: the loop may run no
-  // iteration, and its body assumes nothing pending.
-  flushCopies();
+  // iteration, and its body assumes nothing pending -- except the first K
+  // tile copied ahead, issued first so that it overlaps the others.
+  std::optional<KeyPrefetch> outerPrefetch = std::move(keyPrefetch);
+  keyPrefetch = planKeyPrefetch(loop);
+  if (keyPrefetch) {
+    issueFirstKeyCopy(loop, inits);
+    waitForCopiesBefore(keyPrefetch->shared);
+  } else {
+    flushCopies();
+  }
   auto newLoop = scf::ForOp::create(
       b, loc, scalars.lookup(loop.getLowerBound()),
       scalars.lookup(loop.getUpperBound()), scalars.lookup(loop.getStep()),
       inits);
+  if (keyPrefetch)
+    keyPrefetch->emitted = newLoop;
   Block *body = newLoop.getBody();
   if (!body->empty())
     body->getTerminator()->erase();
@@ -240,7 +250,15 @@ LogicalResult KernelEmitter::emitFor(scf::ForOp loop) {
   for (Operation &op : loop.getBody()->without_terminator())
     if (failed(emitOp(&op)))
       return failure();
-  flushCopies();
+  if (keyPrefetch) {
+    // The next step's K copy stays in flight across the back edge.
+    if (!keyPrefetch->issued)
+      barrier();
+    assert(keyPrefetch->issued && "the K tile's dot is in the loop body");
+    waitForCopiesBefore(keyPrefetch->shared);
+  } else {
+    flushCopies();
+  }
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   SmallVector<Value> yielded;
   for (auto [i, value] : llvm::enumerate(yield.getOperands())) {
@@ -256,6 +274,7 @@ LogicalResult KernelEmitter::emitFor(scf::ForOp loop) {
   scf::YieldOp::create(b, loc, yielded);
   b.setInsertionPointAfter(newLoop);
   sharedReadSinceBarrier = true;
+  keyPrefetch = std::move(outerPrefetch);
   bindState(loop.getResults(), newLoop.getResults());
   return success();
 }

@@ -48,6 +48,7 @@ struct GpuSchedule {
   int64_t mTiles = 0;      // rowsPerWarp / 16: mma row tiles per warp
   bool skipUnmovedRescale = true;
   bool wideLdmatrix = false;
+  bool prefetchKeys = false;
 };
 
 /// How a tile value lives on the GPU.
@@ -99,7 +100,19 @@ private:
   LogicalResult emitTileLoad(TileLoadOp op);
   LogicalResult emitTileStore(TileStoreOp op);
   Value sharedBuffer(RankedTensorType type, StringRef role);
+  /// The shared buffer of a 16-bit or f32 tile load in `role` ("a", "b",
+  /// "v"): the tile, its columns rounded up to the mma's k where they are a
+  /// dot's reduction dim.
+  Value sharedBufferFor(TileLoadOp op, StringRef role);
   void fillShared(TileLoadOp op, Value shared);
+  /// The fill of `op`'s tile at `base[offsets]` (emitted values); with a
+  /// `guard` (i1), the copies are issued only where it holds (the copy
+  /// group is committed either way).
+  void fillShared(TileLoadOp op, Value shared, Value base,
+                  ArrayRef<Value> offsets, Value guard);
+  /// Whether fillShared copies `op`'s tile with cp.async (checked again at
+  /// run time: 16-byte alignment).
+  bool copiesAsynchronously(TileLoadOp op, int64_t bufferCols);
   /// The A operand fragment of row tile `mTile`, k-step `kStep` from its
   /// shared tile.
   Value aFragment(Value shared, int64_t mTile, int64_t kStep);
@@ -117,7 +130,40 @@ private:
   void waitForCopies(Value shared);
   /// Waits for every pending copy.
   void flushCopies();
+  /// Waits for the copies committed before the ones into `shared` (every
+  /// pending one when `shared` has none pending).
+  void waitForCopiesBefore(Value shared);
   void barrier();
+
+  // The next KV step's K tile copied ahead (KeyPrefetch.cpp, pass option
+  // prefetch-keys): the loop's first copy is issued before the loop, each
+  // next one after the barrier that follows S = Q K^T (every warp is then
+  // done with the buffer), so it overlaps P * V and the next step's top.
+  struct KeyPrefetch {
+    TileLoadOp load;    // the K load of the loop body (its only use: a dot)
+    Value shared;       // its buffer
+    scf::ForOp loop;    // the tile program's loop
+    scf::ForOp emitted; // the loop being emitted
+    /// The loop's iteration arguments its address reads.
+    SmallVector<unsigned> iterArgs;
+    bool consumed = false; // the dot reading it has been emitted
+    bool issued = false;   // the next step's copy has been emitted
+  };
+  /// The loop body's K load whose copy can be issued one step ahead: a
+  /// 16-bit B operand of a dot in the same body, copied asynchronously,
+  /// whose address needs only scalars (computable a step early).
+  std::optional<KeyPrefetch> planKeyPrefetch(scf::ForOp loop);
+  /// Emits the copy of the loop's first K tile (guarded by lb < ub).
+  void issueFirstKeyCopy(scf::ForOp loop, ValueRange inits);
+  /// At a barrier after the K tile's reader: emits the next step's copy
+  /// (guarded by iv + step < ub).
+  void issueNextKeyCopyIfDue();
+  /// `value` of the tile program's loop body evaluated with `at` (which
+  /// maps the loop's induction variable and scalar iteration arguments):
+  /// pure scalar ops of the body are cloned, values from outside the loop
+  /// are their emitted counterparts.
+  Value valueInIteration(Value value, scf::ForOp loop, IRMapping &at);
+  std::optional<KeyPrefetch> keyPrefetch;
 
   // Tensor-core and softmax math (TileComputeToGPU.cpp).
   LogicalResult emitDot(DotOp op);

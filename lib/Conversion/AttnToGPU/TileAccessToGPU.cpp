@@ -72,6 +72,7 @@ Value KernelEmitter::swizzledColumn(Value shared, Value row, Value col) {
 void KernelEmitter::barrier() {
   gpu::BarrierOp::create(b, loc);
   sharedReadSinceBarrier = false;
+  issueNextKeyCopyIfDue();
 }
 
 void KernelEmitter::waitForCopies(Value shared) {
@@ -83,6 +84,12 @@ void KernelEmitter::waitForCopies(Value shared) {
   NVVM::CpAsyncWaitGroupOp::create(b, loc, uint32_t(younger));
   pendingCopies.erase(pendingCopies.begin(), it + 1);
   barrier();
+}
+
+void KernelEmitter::waitForCopiesBefore(Value shared) {
+  auto it = llvm::find(pendingCopies, shared);
+  if (it != pendingCopies.begin())
+    waitForCopies(*std::prev(it));
 }
 
 void KernelEmitter::flushCopies() {
@@ -114,17 +121,38 @@ globalIndices(OpBuilder &b, Location loc, Value base, ValueRange offsets,
   return {indices, inRange};
 }
 
+bool KernelEmitter::copiesAsynchronously(TileLoadOp op, int64_t bufferCols) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
+  auto baseType = cast<MemRefType>(op.getBase().getType());
+  auto [baseStrides, baseOffset] = baseType.getStridesAndOffset();
+  (void)baseOffset;
+  ArrayRef<int64_t> dims = op.getDims();
+  std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
+  bool colsChecked = checks && llvm::is_contained(*checks, int64_t(1));
+  bool rowsChecked = checks && llvm::is_contained(*checks, int64_t(0));
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  return bits == 16 && type.getRank() == 2 &&
+         dims[1] == baseType.getRank() - 1 && baseStrides[dims[1]] == 1 &&
+         !colsChecked && cols % 8 == 0 && bufferCols % 8 == 0 &&
+         (!rowsChecked || op.getPaddingOrDefault() == PaddingOption::zero);
+}
+
 void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
+  SmallVector<Value> offsets;
+  for (Value offset : op.getOffsets())
+    offsets.push_back(scalars.lookup(offset));
+  fillShared(op, shared, scalars.lookup(op.getBase()), offsets, Value());
+}
+
+void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
+                               ArrayRef<Value> offsets, Value guard) {
   auto type = cast<RankedTensorType>(op.getResult().getType());
   int64_t rows = type.getDimSize(0);
   int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
   // The buffer may be wider than the tile (a reduction dim rounded up to the
   // mma's k of 16): those columns hold zeros, which add nothing to a dot.
   int64_t bufferCols = cast<MemRefType>(shared.getType()).getDimSize(1);
-  Value base = scalars.lookup(op.getBase());
-  SmallVector<Value> offsets;
-  for (Value offset : op.getOffsets())
-    offsets.push_back(scalars.lookup(offset));
   Value pad =
       createPaddingConstant(b, loc, type.getElementType(),
                             op.getPaddingOrDefault());
@@ -180,24 +208,20 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
   // 16-byte asynchronous copies (cp.async, zero-filling rows out of range)
   // when the tile's rows are contiguous in memory and, at run time, every
   // 16-byte chunk is 16-byte aligned; element by element otherwise.
-  auto baseType = cast<MemRefType>(base.getType());
-  auto [baseStrides, baseOffset] = baseType.getStridesAndOffset();
-  (void)baseOffset;
   ArrayRef<int64_t> dims = op.getDims();
   std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
-  bool colsChecked = checks && llvm::is_contained(*checks, int64_t(1));
-  bool rowsChecked = checks && llvm::is_contained(*checks, int64_t(0));
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  bool asyncShape =
-      bits == 16 && type.getRank() == 2 &&
-      dims[1] == baseType.getRank() - 1 && baseStrides[dims[1]] == 1 &&
-      !colsChecked && cols % 8 == 0 && bufferCols % 8 == 0 &&
-      (!rowsChecked || op.getPaddingOrDefault() == PaddingOption::zero);
-  if (!asyncShape) {
+  if (!copiesAsynchronously(op, bufferCols)) {
+    assert(!guard && "only asynchronous fills are issued ahead");
     scalarFill();
     // Everyone's writes are visible before anyone reads.
     barrier();
   } else {
+    // A copy issued ahead runs only where its step exists.
+    OpBuilder::InsertionGuard guarded(b);
+    if (guard) {
+      auto onlyIf = scf::IfOp::create(b, loc, guard, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(onlyIf.thenBlock());
+    }
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, base);
     Value start = meta.getOffset();
     for (auto [d, stride] : llvm::enumerate(meta.getStrides()))
@@ -219,7 +243,7 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
             arith::RemUIOp::create(b, loc, rowBytes, index(16)), index(0)));
     auto branch = scf::IfOp::create(b, loc, aligned, /*withElseRegion=*/true);
     {
-      OpBuilder::InsertionGuard guard(b);
+      OpBuilder::InsertionGuard branchGuard(b);
       b.setInsertionPointToStart(branch.elseBlock());
       scalarFill();
       b.setInsertionPointToStart(branch.thenBlock());
@@ -253,9 +277,12 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared) {
             scf::YieldOp::create(b, l);
           });
     }
-    // One group per fill, also when the fallback copied synchronously (an
-    // empty group), so that group counts are known at compile time; the
-    // wait and the barrier come at the first read (waitForCopies).
+  }
+  if (copiesAsynchronously(op, bufferCols)) {
+    // One group per fill, also when the fallback copied synchronously or a
+    // guard skipped the copies (an empty group), so that group counts are
+    // known at compile time; the wait and the barrier come at the first
+    // read (waitForCopies).
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     pendingCopies.push_back(shared);
   }
@@ -296,6 +323,24 @@ Value KernelEmitter::aFragment(Value shared, int64_t mTile, int64_t kStep) {
                                    /*numTiles=*/4);
 }
 
+Value KernelEmitter::sharedBufferFor(TileLoadOp op, StringRef role) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Type element = type.getElementType();
+  // The mma's k: 16 for 16-bit inputs, 8 for tf32.
+  int64_t mmaK = element.isF32() ? 8 : 16;
+  // When the columns are a dot's reduction dim (Q, and K read keys x
+  // head_dim), round the buffer up to the mma's k.
+  bool columnsReduce = role == "a";
+  for (OpOperand &use : op.getResult().getUses())
+    if (auto dot = dyn_cast<DotOp>(use.getOwner()))
+      columnsReduce |= use.getOperandNumber() == 1 && dot.getTransposeB();
+  int64_t bufferCols = type.getDimSize(1);
+  if (columnsReduce)
+    bufferCols = (bufferCols + mmaK - 1) / mmaK * mmaK;
+  return sharedBuffer(
+      RankedTensorType::get({type.getDimSize(0), bufferCols}, element), role);
+}
+
 LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
   auto type = cast<RankedTensorType>(op.getResult().getType());
   // The tile's role decides where it lives.
@@ -327,26 +372,18 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
            << "the GPU schedule supports f16, bf16 and f32 (as tf32) tiles, "
               "got "
            << element;
-  // The mma's k: 16 for 16-bit inputs, 8 for tf32.
-  int64_t mmaK = element.isF32() ? 8 : 16;
   if (type.getRank() != 2 || type.getDimSize(0) % 16 != 0 ||
       type.getDimSize(1) % 8 != 0)
     return op.emitOpError() << "the GPU schedule needs 2-D tiles with rows a "
                                "multiple of 16 and columns a multiple of 8, "
                                "got "
                             << type;
-  // When the columns are a dot's reduction dim (Q, and K read keys x
-  // head_dim), round the buffer up to the mma's k.
-  bool columnsReduce = *role == "a";
-  for (OpOperand &use : op.getResult().getUses())
-    if (auto dot = dyn_cast<DotOp>(use.getOwner()))
-      columnsReduce |= use.getOperandNumber() == 1 && dot.getTransposeB();
-  int64_t bufferCols = type.getDimSize(1);
-  if (columnsReduce)
-    bufferCols = (bufferCols + mmaK - 1) / mmaK * mmaK;
-  Value shared = sharedBuffer(
-      RankedTensorType::get({type.getDimSize(0), bufferCols}, element), *role);
-  fillShared(op, shared);
+  Value shared = sharedBufferFor(op, *role);
+  int64_t mmaK = element.isF32() ? 8 : 16;
+  int64_t bufferCols = cast<MemRefType>(shared.getType()).getDimSize(1);
+  // A K tile copied ahead (KeyPrefetch.cpp) is already on its way.
+  if (!keyPrefetch || keyPrefetch->load != op)
+    fillShared(op, shared);
   Fragment frag;
   frag.type = type;
   frag.element = element;

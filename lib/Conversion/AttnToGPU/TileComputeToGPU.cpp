@@ -271,6 +271,9 @@ LogicalResult KernelEmitter::emitDot(DotOp op) {
   for (int64_t m = 0; m < mTiles; ++m)
     for (int64_t j = 0; j < nTiles; ++j)
       acc = insert(b, loc, c[m * nTiles + j], acc, {m * nTiles + j});
+  // The K tile copied ahead may be overwritten after the next barrier.
+  if (keyPrefetch && bFrag->value == keyPrefetch->shared)
+    keyPrefetch->consumed = true;
   Fragment out;
   out.kind = FragmentKind::Accumulator;
   out.type = result;

