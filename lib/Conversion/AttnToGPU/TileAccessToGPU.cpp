@@ -451,16 +451,79 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
 
   if (frag->kind == FragmentKind::Accumulator) {
     int64_t nTiles = frag->type.getDimSize(1) / 8;
+    auto elementByElement = [&]() {
+      for (int64_t m = 0; m < schedule.mTiles; ++m)
+        for (int64_t n = 0; n < nTiles; ++n)
+          for (int64_t half = 0; half < 2; ++half)
+            for (int64_t e = 0; e < 2; ++e) {
+              Value v = vector::ExtractOp::create(
+                  b, loc, frag->value,
+                  ArrayRef<int64_t>{m * nTiles + n, half, e});
+              auto [row, col] = accumulatorPosition(m, n, half, e);
+              storeElement(v, {row, col}, Value());
+            }
+    };
+    // A thread's two adjacent columns as one 4-byte store (16-bit output,
+    // contiguous unchecked columns) where, at run time, the tile's first
+    // element and its row pitch are 4-byte aligned; else element by element.
+    auto baseType = cast<MemRefType>(base.getType());
+    auto [baseStrides, baseOffset] = baseType.getStridesAndOffset();
+    (void)baseOffset;
+    ArrayRef<int64_t> dims = op.getDims();
+    std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
+    bool pairs = element.getIntOrFloatBitWidth() == 16 && dims.size() == 2 &&
+                 dims[1] == baseType.getRank() - 1 &&
+                 baseStrides[dims[1]] == 1 &&
+                 !(checks && llvm::is_contained(*checks, int64_t(1)));
+    if (!pairs) {
+      elementByElement();
+      return success();
+    }
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, base);
+    Value start = meta.getOffset();
+    for (auto [d, stride] : llvm::enumerate(meta.getStrides()))
+      start = arith::AddIOp::create(
+          b, loc, start, arith::MulIOp::create(b, loc, offsets[d], stride));
+    Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(
+        b, loc, b.getIndexType(), base);
+    Value first = arith::AddIOp::create(
+        b, loc, pointer, arith::MulIOp::create(b, loc, start, index(2)));
+    Value rowElements = meta.getStrides()[dims[0]];
+    Value aligned = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                              arith::RemUIOp::create(b, loc, first, index(4)),
+                              index(0)),
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(b, loc, rowElements, index(2)), index(0)));
+    auto branch = scf::IfOp::create(b, loc, aligned, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.elseBlock());
+    elementByElement();
+    b.setInsertionPointToStart(branch.thenBlock());
+    auto pairType = VectorType::get({2}, element);
     for (int64_t m = 0; m < schedule.mTiles; ++m)
       for (int64_t n = 0; n < nTiles; ++n)
-        for (int64_t half = 0; half < 2; ++half)
-          for (int64_t e = 0; e < 2; ++e) {
-            Value v = vector::ExtractOp::create(
-                b, loc, frag->value,
-                ArrayRef<int64_t>{m * nTiles + n, half, e});
-            auto [row, col] = accumulatorPosition(m, n, half, e);
-            storeElement(v, {row, col}, Value());
-          }
+        for (int64_t half = 0; half < 2; ++half) {
+          SmallVector<Value> pair;
+          for (int64_t e = 0; e < 2; ++e)
+            pair.push_back(arith::TruncFOp::create(
+                b, loc, element,
+                vector::ExtractOp::create(
+                    b, loc, frag->value,
+                    ArrayRef<int64_t>{m * nTiles + n, half, e})));
+          Value v = vector::FromElementsOp::create(b, loc, pairType, pair);
+          auto [row, col] = accumulatorPosition(m, n, half, 0);
+          auto [indices, inRange] = globalIndices(
+              b, loc, base, offsets, dims, {row, col}, checks);
+          auto onlyIf =
+              scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(onlyIf.thenBlock());
+          vector::StoreOp::create(b, loc, v, base, indices,
+                                  /*nontemporal=*/false, llvm::MaybeAlign(4));
+        }
     return success();
   }
   if (frag->kind == FragmentKind::RowVector) {

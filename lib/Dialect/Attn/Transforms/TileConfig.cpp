@@ -16,8 +16,9 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
     return config;
   }
   // GPU (mma.sync schedule): Q (BM x D), K (BN x D) and V (BN x DV) tiles
-  // live in at most 48 KiB of static shared memory, the reduction dim padded
-  // to the mma's k (16 for 16-bit inputs, 8 for tf32).
+  // in shared memory, the reduction dim padded to the mma's k (16 for
+  // 16-bit inputs, 8 for tf32). Beyond 48 KiB they are placed in dynamic
+  // shared memory (convert-attn-to-gpu).
   int64_t k = elementBytes == 4 ? 8 : 16;
   int64_t paddedD = (headDim + k - 1) / k * k;
   auto fits = [&](int64_t bm, int64_t bn) {
@@ -25,15 +26,13 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
            48 * 1024;
   };
   // 16-bit inputs, head dims up to 128: 128-row CTAs of 4 warps with 32
-  // rows each (every K/V fragment feeds two mmas). Keys per step: 64 where
-  // the tiles fit in static shared memory (head dims <= 96), else 32.
-  // Measured on the H200 (docs/perf-notes.md, bf16, B*S = 16k): d 128
-  // 181 -> 263 TFLOP/s at 16k over 64x64 tiles; d 64 211 -> 225 with
-  // 128x32, 252 with 128x64.
-  if (elementBytes == 2 && paddedD <= 128 && headDimV <= 128 &&
-      fits(128, 32)) {
+  // rows each (every K/V fragment feeds two mmas) and 64 keys per step (64
+  // KiB at d 128). Measured on the H200 (docs/perf-notes.md, bf16,
+  // B*S = 16k, non-causal): d 128 s 16k 181 (64x64) -> 263 (128x32) -> 277
+  // TFLOP/s (128x64); d 64 211 -> 225 -> 252.
+  if (elementBytes == 2 && paddedD <= 128 && headDimV <= 128) {
     config.blockM = 128;
-    config.blockN = fits(128, 64) ? 64 : 32;
+    config.blockN = 64;
     config.numWarps = 4;
     return config;
   }
