@@ -106,6 +106,8 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   schedule.skipUnmovedRescale = target.skipUnmovedRescale;
   schedule.wideLdmatrix = target.wideLdmatrix;
   schedule.prefetchKeys = target.prefetchKeys;
+  schedule.skipRescaleMinCols = target.skipRescaleMinCols;
+  schedule.pairedOutputMaxCols = target.pairedOutputMaxCols;
   pm.addPass(createConvertAttnToGPU(schedule));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

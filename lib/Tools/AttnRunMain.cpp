@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -128,7 +129,8 @@ template <int Rank> StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
 /// from the environment rather than flags: ATTN_GPU_TILE=BM,BN,WARPS
 /// replaces the GPU tile config; ATTN_GPU_MIN_BLOCKS_PER_SM=N asks ptxas for
 /// N CTAs per SM; ATTN_GPU_KNOBS lists schedule switches (always-rescale,
-/// long-pointers, ldsm-x4, prefetch-k). A malformed value is an error: a tuning run must
+/// skip-rescale-all, long-pointers, ldsm-x4, prefetch-k, pair-output-all,
+/// scalar-output). A malformed value is an error: a tuning run must
 /// not silently measure the default.
 struct TuningKnobs {
   std::optional<TileConfig> tiles;
@@ -172,9 +174,15 @@ static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
         knobs.target.wideLdmatrix = true;
       else if (name == "prefetch-k")
         knobs.target.prefetchKeys = true;
+      else if (name == "skip-rescale-all")
+        knobs.target.skipRescaleMinCols = 0;
+      else if (name == "pair-output-all")
+        knobs.target.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();
+      else if (name == "scalar-output")
+        knobs.target.pairedOutputMaxCols = 0;
       else {
         error = "ATTN_GPU_KNOBS: unknown knob '" + name.str() +
-                "' (known: always-rescale, long-pointers, ldsm-x4, prefetch-k)";
+                "' (known: always-rescale, skip-rescale-all, long-pointers, ldsm-x4, prefetch-k, pair-output-all, scalar-output)";
         return false;
       }
     }

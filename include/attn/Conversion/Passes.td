@@ -46,6 +46,13 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "per multiprocessor by limiting registers">,
     Option<"skipUnmovedRescale", "skip-unmoved-rescale", "bool", "true",
            "Skip the accumulator rescale when no row max of the warp moved">,
+    Option<"skipRescaleMinCols", "skip-rescale-min-cols", "int64_t", "128",
+           "With skip-unmoved-rescale: only for accumulators (head_dim_v) "
+           "at least this wide (the vote costs as much as a narrow rescale)">,
+    Option<"pairedOutputMaxCols", "paired-output-max-cols", "int64_t", "64",
+           "Store two adjacent output columns per 4-byte store (16-bit "
+           "outputs) when the output tile is at most this wide (at d 128 "
+           "the extra live values cost more than the stores save)">,
     Option<"wideLdmatrix", "wide-ldmatrix", "bool", "false",
            "Read the B fragments of two column tiles with one ldmatrix x4 "
            "(experimental: not yet through the GPU matrix)">,

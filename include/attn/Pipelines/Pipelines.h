@@ -38,6 +38,8 @@ struct GpuTarget {
   bool shortSharedPointers = true;
   bool wideLdmatrix = false;
   bool prefetchKeys = false;
+  int64_t skipRescaleMinCols = 128;
+  int64_t pairedOutputMaxCols = 64;
 };
 
 /// Tile program -> gpu.module -> gpu.binary holding the PTX of each kernel

@@ -136,6 +136,8 @@ struct ConvertAttnToGPUPass
       schedule.skipUnmovedRescale = skipUnmovedRescale;
       schedule.wideLdmatrix = wideLdmatrix;
       schedule.prefetchKeys = prefetchKeys;
+      schedule.skipRescaleMinCols = skipRescaleMinCols;
+      schedule.pairedOutputMaxCols = pairedOutputMaxCols;
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))
         return signalPassFailure();
       kernel.erase();

@@ -49,6 +49,10 @@ struct GpuSchedule {
   bool skipUnmovedRescale = true;
   bool wideLdmatrix = false;
   bool prefetchKeys = false;
+  /// The rescale skip applies to accumulators at least this wide.
+  int64_t skipRescaleMinCols = 128;
+  /// 16-bit outputs at most this wide are stored as column pairs.
+  int64_t pairedOutputMaxCols = 64;
 };
 
 /// How a tile value lives on the GPU.

@@ -464,14 +464,16 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
             }
     };
     // A thread's two adjacent columns as one 4-byte store (16-bit output,
-    // contiguous unchecked columns) where, at run time, the tile's first
-    // element and its row pitch are 4-byte aligned; else element by element.
+    // contiguous unchecked columns, at most paired-output-max-cols wide)
+    // where, at run time, the tile's first element and its row pitch are
+    // 4-byte aligned; else element by element.
     auto baseType = cast<MemRefType>(base.getType());
     auto [baseStrides, baseOffset] = baseType.getStridesAndOffset();
     (void)baseOffset;
     ArrayRef<int64_t> dims = op.getDims();
     std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
-    bool pairs = element.getIntOrFloatBitWidth() == 16 && dims.size() == 2 &&
+    bool pairs = frag->type.getDimSize(1) <= schedule.pairedOutputMaxCols &&
+                 element.getIntOrFloatBitWidth() == 16 && dims.size() == 2 &&
                  dims[1] == baseType.getRank() - 1 &&
                  baseStrides[dims[1]] == 1 &&
                  !(checks && llvm::is_contained(*checks, int64_t(1)));

@@ -1,4 +1,5 @@
 // RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=32 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu)' | FileCheck %s
+// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=32 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{paired-output-max-cols=128})' | FileCheck %s --check-prefix=ALL
 
 // 16-bit output with contiguous, unchecked columns: each thread's two
 // adjacent columns go out as one 4-byte store (64 x 64 tile, 4 warps: 16
@@ -32,5 +33,21 @@ func.func @pairs(%q: !t, %k: !t, %v: !t, %o: !t) {
 !f = memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
 func.func @f32_out(%q: !f, %k: !f, %v: !f, %o: !f) {
   attn.flash_attention %q, %k, %v -> %o : !f, !f, !f -> !f
+  return
+}
+
+// -----
+
+// Outputs wider than paired-output-max-cols (64 by default) are stored
+// element by element: at d 128 the paired path's extra live values pushed
+// ptxas into spills in the loop (docs/perf-notes.md).
+// CHECK-LABEL: gpu.func @wide
+// CHECK-NOT: vector.store
+// CHECK: gpu.return
+// ALL-LABEL: gpu.func @wide
+// ALL-COUNT-32: vector.store %{{.+}}, %arg3[{{.+}}] {alignment = 4 : i64}
+!w = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @wide(%q: !w, %k: !w, %v: !w, %o: !w) {
+  attn.flash_attention %q, %k, %v -> %o : !w, !w, !w -> !w
   return
 }
