@@ -3,7 +3,9 @@
 # GPU machine (bf16; d 64/128; causal none/top_left; seq 512/4k/16k). Each
 # variant is "TILE MINBLOCKS KNOBS" ("-" = default): ATTN_GPU_TILE
 # (BM,BN,WARPS), ATTN_GPU_MIN_BLOCKS_PER_SM (CTAs/SM register target) and
-# ATTN_GPU_KNOBS (always-rescale, long-pointers, ldsm-x4); see
+# ATTN_GPU_KNOBS (comma-separated: always-rescale, skip-rescale-all,
+# long-pointers, ldsm-x4, prefetch-k, pair-output-all, scalar-output; the
+# list attn-run accepts, lib/Tools/AttnRunMain.cpp readTuningKnobs); see
 # docs/perf-notes.md.
 # A measurement, not a test: attn-run's own medians, no peers.
 #   bash bench/variants.sh "- - -" "128,32,4 - -" ...   (bundle in /tmp/b)
