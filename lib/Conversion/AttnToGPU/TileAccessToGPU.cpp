@@ -121,6 +121,38 @@ globalIndices(OpBuilder &b, Location loc, Value base, ValueRange offsets,
   return {indices, inRange};
 }
 
+/// Whether, at run time, the 16-bit tile of `base` at `offsets` starts on
+/// an `alignment`-byte boundary and its rows (memref dim `rowDim`) are a
+/// whole number of `alignment` bytes apart: the condition for copying or
+/// storing it in `alignment`-byte pieces.
+static Value tileAlignedTo(OpBuilder &b, Location loc, Value base,
+                           ArrayRef<Value> offsets, int64_t rowDim,
+                           int64_t alignment) {
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, base);
+  Value start = meta.getOffset();
+  for (auto [d, stride] : llvm::enumerate(meta.getStrides()))
+    start = arith::AddIOp::create(
+        b, loc, start, arith::MulIOp::create(b, loc, offsets[d], stride));
+  Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, b.getIndexType(), base);
+  Value first = arith::AddIOp::create(
+      b, loc, pointer, arith::MulIOp::create(b, loc, start, index(2)));
+  Value rowBytes =
+      arith::MulIOp::create(b, loc, meta.getStrides()[rowDim], index(2));
+  return arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, first, index(alignment)), index(0)),
+      arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, rowBytes, index(alignment)),
+          index(0)));
+}
+
 bool KernelEmitter::copiesAsynchronously(TileLoadOp op, int64_t bufferCols) {
   auto type = cast<RankedTensorType>(op.getResult().getType());
   int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
@@ -222,25 +254,7 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
       auto onlyIf = scf::IfOp::create(b, loc, guard, /*withElseRegion=*/false);
       b.setInsertionPointToStart(onlyIf.thenBlock());
     }
-    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, base);
-    Value start = meta.getOffset();
-    for (auto [d, stride] : llvm::enumerate(meta.getStrides()))
-      start = arith::AddIOp::create(
-          b, loc, start, arith::MulIOp::create(b, loc, offsets[d], stride));
-    Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(
-        b, loc, b.getIndexType(), base);
-    Value first = arith::AddIOp::create(
-        b, loc, pointer, arith::MulIOp::create(b, loc, start, index(2)));
-    Value rowBytes =
-        arith::MulIOp::create(b, loc, meta.getStrides()[dims[0]], index(2));
-    Value aligned = arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                              arith::RemUIOp::create(b, loc, first, index(16)),
-                              index(0)),
-        arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::eq,
-            arith::RemUIOp::create(b, loc, rowBytes, index(16)), index(0)));
+    Value aligned = tileAlignedTo(b, loc, base, offsets, dims[0], 16);
     auto branch = scf::IfOp::create(b, loc, aligned, /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard branchGuard(b);
@@ -481,24 +495,7 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
       elementByElement();
       return success();
     }
-    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, base);
-    Value start = meta.getOffset();
-    for (auto [d, stride] : llvm::enumerate(meta.getStrides()))
-      start = arith::AddIOp::create(
-          b, loc, start, arith::MulIOp::create(b, loc, offsets[d], stride));
-    Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(
-        b, loc, b.getIndexType(), base);
-    Value first = arith::AddIOp::create(
-        b, loc, pointer, arith::MulIOp::create(b, loc, start, index(2)));
-    Value rowElements = meta.getStrides()[dims[0]];
-    Value aligned = arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                              arith::RemUIOp::create(b, loc, first, index(4)),
-                              index(0)),
-        arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::eq,
-            arith::RemUIOp::create(b, loc, rowElements, index(2)), index(0)));
+    Value aligned = tileAlignedTo(b, loc, base, offsets, dims[0], 4);
     auto branch = scf::IfOp::create(b, loc, aligned, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(branch.elseBlock());
