@@ -48,6 +48,7 @@ public:
         sharedBytes(unsigned(sharedBytes)),
         name(std::move(name)), ptxText(std::move(ptxText)) {}
   const std::string &ptx() const override { return ptxText; }
+  int64_t dynamicSharedBytes() const override { return sharedBytes; }
 
 private:
   /// The kernel's function in the calling thread's context, loaded there at

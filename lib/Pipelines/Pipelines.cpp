@@ -96,6 +96,26 @@ static void useShortSharedPointers(bool on) {
         flag->setValue(on);
 }
 
+/// The opt-in shared memory per block of an NVIDIA chip ("sm_90a"), bytes
+/// (CUDA programming guide, compute capabilities table); unknown chips get
+/// the smallest of the recent ones.
+static int64_t maxSharedBytesPerBlock(llvm::StringRef chip) {
+  unsigned version = 0;
+  chip.consume_front("sm_");
+  chip.consumeInteger(10, version);
+  switch (version) {
+  case 80:
+  case 87:
+    return 163 * 1024;
+  case 90:
+  case 100:
+  case 103:
+    return 227 * 1024;
+  default:
+    return 99 * 1024; // sm_86, sm_89, sm_120 and unknown chips
+  }
+}
+
 void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
                                           const GpuTarget &target) {
   useShortSharedPointers(target.shortSharedPointers);
@@ -106,6 +126,7 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   schedule.skipUnmovedRescale = target.skipUnmovedRescale;
   schedule.wideLdmatrix = target.wideLdmatrix;
   schedule.prefetchKeys = target.prefetchKeys;
+  schedule.maxSharedBytes = maxSharedBytesPerBlock(target.chip);
   schedule.skipRescaleMinCols = target.skipRescaleMinCols;
   schedule.pairedOutputMaxCols = target.pairedOutputMaxCols;
   pm.addPass(createConvertAttnToGPU(schedule));

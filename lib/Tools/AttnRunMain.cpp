@@ -318,6 +318,10 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
       llvm::raw_fd_ostream file(opts.emitPtx, ec);
       if (ec)
         return fail("cannot write " + opts.emitPtx + ": " + ec.message());
+      // Whoever launches this PTX must pass the dynamic shared memory.
+      if (gpuSig->sharedBytes > 0)
+        file << "// attn: launch with " << gpuSig->sharedBytes
+             << " bytes of dynamic shared memory\n";
       file << ptx;
     }
   }

@@ -87,10 +87,12 @@ TEST(DiskCache, WideTilesUseDynamicSharedMemory) {
   EXPECT_NE(kernel->ptx().find(".extern .shared .align 128 .b8 "
                                "attn_dynamic_shared[]"),
             std::string::npos);
+  EXPECT_EQ(kernel->dynamicSharedBytes(), 65536);
   spec.headDim = 64; // 32 KiB: static
   kernel = getKernel(spec, *target, error);
   ASSERT_TRUE(kernel) << error;
   EXPECT_EQ(kernel->ptx().find("attn_dynamic_shared"), std::string::npos);
+  EXPECT_EQ(kernel->dynamicSharedBytes(), 0);
 }
 
 } // namespace

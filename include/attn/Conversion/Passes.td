@@ -56,6 +56,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"wideLdmatrix", "wide-ldmatrix", "bool", "false",
            "Read the B fragments of two column tiles with one ldmatrix x4 "
            "(experimental: not yet through the GPU matrix)">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
+           "Shared memory a CTA may have on the target chip (default: sm_90, "
+           "227 KiB); tiles beyond 48 KiB use dynamic shared memory">,
     Option<"prefetchKeys", "prefetch-keys", "bool", "false",
            "Copy the next KV step's K tile while P * V runs (issued after "
            "the barrier that follows S = Q K^T; the first one before the "

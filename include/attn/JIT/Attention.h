@@ -113,6 +113,10 @@ public:
   int64_t blockM() const { return blockM_; }
   /// CUDA targets: the kernel's PTX; empty for the CPU.
   virtual const std::string &ptx() const;
+  /// CUDA targets: the dynamic shared memory a launch of ptx() must pass,
+  /// in bytes (tiles over 48 KiB; 0 when they are static). Threads per CTA:
+  /// see the PTX's .reqntid.
+  virtual int64_t dynamicSharedBytes() const { return 0; }
 
   enum class Failure { None, InvalidArgument, Runtime };
   /// Checks `args` against the spec (shapes, strides, null pointers,

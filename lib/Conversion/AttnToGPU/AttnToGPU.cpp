@@ -34,10 +34,9 @@ namespace {
 /// offsets); the launch then passes the total, recorded for the host in the
 /// module's `attn.dynamic_shared_bytes` dictionary (kernel name -> bytes).
 /// Kernels within 48 KiB keep static attributions: their PTX is unchanged.
-LogicalResult placeSharedTiles(gpu::GPUFuncOp func, ModuleOp module) {
+LogicalResult placeSharedTiles(gpu::GPUFuncOp func, ModuleOp module,
+                               int64_t maxSharedBytes) {
   constexpr int64_t kStaticLimit = 48 * 1024;
-  // The H200 (sm_90): 227 KiB of shared memory per block at most.
-  constexpr int64_t kDynamicLimit = 227 * 1024;
   int64_t bytes = 0;
   SmallVector<int64_t> offsets;
   for (BlockArgument buffer : func.getWorkgroupAttributions()) {
@@ -49,12 +48,12 @@ LogicalResult placeSharedTiles(gpu::GPUFuncOp func, ModuleOp module) {
   }
   if (bytes <= kStaticLimit)
     return success();
-  if (bytes > kDynamicLimit)
+  if (bytes > maxSharedBytes)
     return func.emitOpError()
            << "needs " << bytes
            << " bytes of shared memory for its Q, K and V tiles; a CTA has "
               "at most "
-           << kDynamicLimit << " (smaller block sizes fit)";
+           << maxSharedBytes << " (smaller block sizes fit)";
   OpBuilder b(func.getContext());
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -146,7 +145,7 @@ struct ConvertAttnToGPUPass
       if (minBlocksPerSM > 0)
         func->setAttr("nvvm.minctasm",
                       b.getI32IntegerAttr(int32_t(minBlocksPerSM)));
-      if (failed(placeSharedTiles(func, module)))
+      if (failed(placeSharedTiles(func, module, maxSharedBytes)))
         return signalPassFailure();
     }
   }

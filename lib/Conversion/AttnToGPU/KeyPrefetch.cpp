@@ -40,8 +40,10 @@ static bool computableEarly(Value value, scf::ForOp loop,
   Operation *def = value.getDefiningOp();
   if (!body.isAncestor(def->getParentRegion()))
     return true;
+  // Plain arithmetic only: ops of other dialects (attn.program_id...) have
+  // their own GPU mapping in emitOp and are not cloned as they are.
   if (def->getParentRegion() != &body || def->getNumRegions() != 0 ||
-      !isPure(def))
+      !isPure(def) || !isa<arith::ArithDialect>(def->getDialect()))
     return false;
   for (Value operand : def->getOperands())
     if (!computableEarly(operand, loop, iterArgs, depth + 1))
@@ -70,6 +72,19 @@ KernelEmitter::planKeyPrefetch(scf::ForOp loop) {
     // The buffer's columns: the head dim rounded up to the mma's k.
     int64_t bufferCols = (type.getDimSize(1) + 15) / 16 * 16;
     if (!copiesAsynchronously(load, bufferCols))
+      continue;
+    // The buffer is keyed by role and type (sharedBufferFor): another B
+    // tile of the same type in this body would share it, and its fill
+    // would overwrite the copy made ahead.
+    bool shared = false;
+    for (Operation &other : loop.getBody()->without_terminator())
+      if (auto otherLoad = dyn_cast<TileLoadOp>(&other);
+          otherLoad && otherLoad != load &&
+          otherLoad.getResult().getType() == load.getResult().getType())
+        for (OpOperand &otherUse : otherLoad.getResult().getUses())
+          shared |= isa<DotOp>(otherUse.getOwner()) &&
+                    otherUse.getOperandNumber() == 1;
+    if (shared)
       continue;
     llvm::SmallDenseSet<unsigned> iterArgs;
     bool early = computableEarly(load.getBase(), loop, iterArgs);
