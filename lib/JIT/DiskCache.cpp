@@ -56,39 +56,28 @@ bool attn::detail::readCacheEntry(const std::string &directory,
   if (!text.consume_front(kMagic) ||
       !text.consume_front("key " + key + "\nkernel "))
     return false;
+  // Read into `entry`: `code` changes only when the whole entry is good.
+  CachedCode entry;
   auto [name, rest] = text.split('\n');
-  code.kernelName = name.str();
+  entry.kernelName = name.str();
   text = rest;
-  int64_t blockM = 0;
-  uint64_t bytes = 0;
-  llvm::StringRef number;
-  if (!text.consume_front("block_m "))
+  // "<label> <non-negative number>\n" lines, in order.
+  auto field = [&](llvm::StringRef label, int64_t &value) {
+    llvm::StringRef number;
+    if (!text.consume_front(label) || !text.consume_front(" "))
+      return false;
+    std::tie(number, text) = text.split('\n');
+    return !number.getAsInteger(10, value) && value >= 0;
+  };
+  int64_t bytes = 0;
+  if (!field("block_m", entry.blockM) || entry.blockM <= 0 ||
+      !field("warps", entry.numWarps) || entry.numWarps <= 0 ||
+      !field("shared", entry.sharedBytes) || !field("bytes", bytes) ||
+      !text.consume_front("\n") || text.size() != uint64_t(bytes) ||
+      entry.kernelName.empty())
     return false;
-  std::tie(number, text) = text.split('\n');
-  if (number.getAsInteger(10, blockM) || blockM <= 0)
-    return false;
-  int64_t numWarps = 0;
-  if (!text.consume_front("warps "))
-    return false;
-  std::tie(number, text) = text.split('\n');
-  if (number.getAsInteger(10, numWarps) || numWarps <= 0)
-    return false;
-  int64_t sharedBytes = 0;
-  if (!text.consume_front("shared "))
-    return false;
-  std::tie(number, text) = text.split('\n');
-  if (number.getAsInteger(10, sharedBytes) || sharedBytes < 0)
-    return false;
-  if (!text.consume_front("bytes "))
-    return false;
-  std::tie(number, text) = text.split('\n');
-  if (number.getAsInteger(10, bytes) || !text.consume_front("\n") ||
-      text.size() != bytes || code.kernelName.empty())
-    return false;
-  code.blockM = blockM;
-  code.numWarps = numWarps;
-  code.sharedBytes = sharedBytes;
-  code.payload = text.str();
+  entry.payload = text.str();
+  code = std::move(entry);
   return true;
 }
 

@@ -128,9 +128,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   std::string key = diskKey(spec, target);
   CachedCode code;
   if (readCacheEntry(directory, key, code)) {
-    result.kernel =
-        makeKernel(spec, target, code.kernelName, code.blockM, code.numWarps,
-                   code.sharedBytes, std::move(code.payload), result.error);
+    result.kernel = makeKernel(spec, target, std::move(code), result.error);
     if (result.kernel) {
       cache().diskHits++;
       origin = KernelOrigin::DiskCache;
@@ -141,12 +139,11 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   }
   cache().compilations++;
   origin = KernelOrigin::Compiled;
+  code = CachedCode();
   if (!compile(spec, target, code, result.error))
     return result;
   writeCacheEntry(directory, key, code);
-  result.kernel =
-      makeKernel(spec, target, code.kernelName, code.blockM, code.numWarps,
-                 code.sharedBytes, std::move(code.payload), result.error);
+  result.kernel = makeKernel(spec, target, std::move(code), result.error);
   return result;
 }
 

@@ -41,12 +41,12 @@ private:
 
 class CudaKernel final : public Kernel {
 public:
-  CudaKernel(const AttentionSpec &spec, const Target &target, int64_t blockM,
-             int64_t numWarps, int64_t sharedBytes, std::string name,
-             std::string ptxText)
-      : Kernel(spec, target, blockM), threads(unsigned(numWarps * 32)),
-        sharedBytes(unsigned(sharedBytes)),
-        name(std::move(name)), ptxText(std::move(ptxText)) {}
+  CudaKernel(const AttentionSpec &spec, const Target &target,
+             CachedCode code)
+      : Kernel(spec, target, code.blockM),
+        threads(unsigned(code.numWarps * 32)),
+        sharedBytes(unsigned(code.sharedBytes)),
+        name(std::move(code.kernelName)), ptxText(std::move(code.payload)) {}
   const std::string &ptx() const override { return ptxText; }
   int64_t dynamicSharedBytes() const override { return sharedBytes; }
 
@@ -100,16 +100,13 @@ private:
 
 std::shared_ptr<const Kernel>
 attn::detail::makeKernel(const AttentionSpec &spec, const Target &target,
-                         const std::string &kernelName, int64_t blockM,
-                         int64_t numWarps, int64_t sharedBytes,
-                         std::string code, std::string &error) {
+                         CachedCode code, std::string &error) {
   if (target.kind == Target::Kind::Cuda)
-    return std::make_shared<CudaKernel>(spec, target, blockM, numWarps,
-                                        sharedBytes, kernelName,
-                                        std::move(code));
-  auto exe = CpuExecutable::load(code, kernelName, spec.withLse,
+    return std::make_shared<CudaKernel>(spec, target, std::move(code));
+  auto exe = CpuExecutable::load(code.payload, code.kernelName, spec.withLse,
                                  /*hasScale=*/true, error);
   if (!exe)
     return nullptr;
-  return std::make_shared<CpuKernel>(spec, target, blockM, std::move(exe));
+  return std::make_shared<CpuKernel>(spec, target, code.blockM,
+                                     std::move(exe));
 }

@@ -3,6 +3,7 @@
 #ifndef ATTN_LIB_JIT_TARGETKERNELS_H
 #define ATTN_LIB_JIT_TARGETKERNELS_H
 
+#include "DiskCache.h"
 #include "attn/JIT/Attention.h"
 
 #include <memory>
@@ -11,15 +12,12 @@
 namespace attn::detail {
 
 /// A kernel from its compiled code (object code for the CPU, PTX for CUDA)
-/// as compileKernel or the disk cache gives it. Null with `error` set when
-/// the code cannot be loaded (CPU: linking; CUDA: loading happens at the
-/// first launch in each context).
+/// and launch shape, as compileKernel or the disk cache gives them. Null
+/// with `error` set when the code cannot be loaded (CPU: linking; CUDA:
+/// loading happens at the first launch in each context).
 std::shared_ptr<const Kernel> makeKernel(const AttentionSpec &spec,
                                          const Target &target,
-                                         const std::string &kernelName,
-                                         int64_t blockM, int64_t numWarps,
-                                         int64_t sharedBytes, std::string code,
-                                         std::string &error);
+                                         CachedCode code, std::string &error);
 
 } // namespace attn::detail
 

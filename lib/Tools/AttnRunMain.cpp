@@ -128,13 +128,30 @@ template <int Rank> StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
 /// Experiment knobs for tuning runs (bench/variants.sh, docs/perf-notes.md),
 /// from the environment rather than flags: ATTN_GPU_TILE=BM,BN,WARPS
 /// replaces the GPU tile config; ATTN_GPU_MIN_BLOCKS_PER_SM=N asks ptxas for
-/// N CTAs per SM; ATTN_GPU_KNOBS lists schedule switches (always-rescale,
-/// skip-rescale-all, long-pointers, ldsm-x4, prefetch-k, pair-output-all,
-/// scalar-output). A malformed value is an error: a tuning run must
-/// not silently measure the default.
+/// N CTAs per SM; ATTN_GPU_KNOBS lists schedule switches (kTuningKnobs
+/// below). A malformed value is an error: a tuning run must not silently
+/// measure the default.
 struct TuningKnobs {
   std::optional<TileConfig> tiles;
   GpuTarget target;
+};
+
+/// The schedule switches of ATTN_GPU_KNOBS, each with its name once.
+struct TuningKnob {
+  const char *name;
+  void (*apply)(GpuTarget &);
+};
+const TuningKnob kTuningKnobs[] = {
+    {"always-rescale", [](GpuTarget &t) { t.skipUnmovedRescale = false; }},
+    {"skip-rescale-all", [](GpuTarget &t) { t.skipRescaleMinCols = 0; }},
+    {"long-pointers", [](GpuTarget &t) { t.shortSharedPointers = false; }},
+    {"ldsm-x4", [](GpuTarget &t) { t.wideLdmatrix = true; }},
+    {"prefetch-k", [](GpuTarget &t) { t.prefetchKeys = true; }},
+    {"pair-output-all",
+     [](GpuTarget &t) {
+       t.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();
+     }},
+    {"scalar-output", [](GpuTarget &t) { t.pairedOutputMaxCols = 0; }},
 };
 
 static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
@@ -166,25 +183,16 @@ static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
     llvm::SmallVector<llvm::StringRef> names;
     llvm::StringRef(list).split(names, ',', -1, /*KeepEmpty=*/false);
     for (llvm::StringRef name : names) {
-      if (name == "always-rescale")
-        knobs.target.skipUnmovedRescale = false;
-      else if (name == "long-pointers")
-        knobs.target.shortSharedPointers = false;
-      else if (name == "ldsm-x4")
-        knobs.target.wideLdmatrix = true;
-      else if (name == "prefetch-k")
-        knobs.target.prefetchKeys = true;
-      else if (name == "skip-rescale-all")
-        knobs.target.skipRescaleMinCols = 0;
-      else if (name == "pair-output-all")
-        knobs.target.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();
-      else if (name == "scalar-output")
-        knobs.target.pairedOutputMaxCols = 0;
-      else {
-        error = "ATTN_GPU_KNOBS: unknown knob '" + name.str() +
-                "' (known: always-rescale, skip-rescale-all, long-pointers, ldsm-x4, prefetch-k, pair-output-all, scalar-output)";
+      const TuningKnob *knob = llvm::find_if(
+          kTuningKnobs, [&](const TuningKnob &k) { return name == k.name; });
+      if (knob == std::end(kTuningKnobs)) {
+        error = "ATTN_GPU_KNOBS: unknown knob '" + name.str() + "' (known: ";
+        for (const TuningKnob &k : kTuningKnobs)
+          error += std::string(&k == kTuningKnobs ? "" : ", ") + k.name;
+        error += ")";
         return false;
       }
+      knob->apply(knobs.target);
     }
   }
   return true;
@@ -455,22 +463,18 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
       params.addMemRef(ptr, tensor->sizes.data(), tensor->strides.data(),
                        int(tensor->rank()));
     }
-    unsigned blockThreads = unsigned(sig.numWarps * 32);
-    unsigned sharedBytes = unsigned(sig.sharedBytes);
-    launch = [&, blockThreads, sharedBytes](std::string &err) {
-      return driver->launch(function, unsigned(n0), unsigned(n1),
-                            blockThreads, sharedBytes, params.get(), err) &&
-             driver->synchronize(err);
+    // One asynchronous launch; `launch` waits for it, `timeLaunch` times it.
+    auto enqueue = [&, blockThreads = unsigned(sig.numWarps * 32),
+                    sharedBytes = unsigned(sig.sharedBytes)](std::string &err) {
+      return driver->launch(function, unsigned(n0), unsigned(n1), blockThreads,
+                            sharedBytes, params.get(), err);
     };
-    timeLaunch = [&, blockThreads, sharedBytes](double &ms,
-                                                std::string &err) {
+    launch = [&, enqueue](std::string &err) {
+      return enqueue(err) && driver->synchronize(err);
+    };
+    timeLaunch = [&, enqueue](double &ms, std::string &err) {
       float elapsed = 0;
-      bool ok = driver->time(
-          [&](std::string &e) {
-            return driver->launch(function, unsigned(n0), unsigned(n1),
-                                  blockThreads, sharedBytes, params.get(), e);
-          },
-          elapsed, err);
+      bool ok = driver->time(enqueue, elapsed, err);
       ms = elapsed;
       return ok;
     };

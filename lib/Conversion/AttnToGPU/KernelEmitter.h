@@ -106,8 +106,9 @@ private:
   Value sharedBuffer(RankedTensorType type, StringRef role);
   /// The shared buffer of a 16-bit or f32 tile load in `role` ("a", "b",
   /// "v"): the tile, its columns rounded up to the mma's k where they are a
-  /// dot's reduction dim.
+  /// dot's reduction dim (bufferColumns).
   Value sharedBufferFor(TileLoadOp op, StringRef role);
+  int64_t bufferColumns(TileLoadOp op, StringRef role);
   void fillShared(TileLoadOp op, Value shared);
   /// The fill of `op`'s tile at `base[offsets]` (emitted values); with a
   /// `guard` (i1), the copies are issued only where it holds (the copy

@@ -69,9 +69,7 @@ KernelEmitter::planKeyPrefetch(scf::ForOp loop) {
         type.getRank() != 2 || type.getDimSize(0) % 16 != 0 ||
         type.getDimSize(1) % 8 != 0)
       continue;
-    // The buffer's columns: the head dim rounded up to the mma's k.
-    int64_t bufferCols = (type.getDimSize(1) + 15) / 16 * 16;
-    if (!copiesAsynchronously(load, bufferCols))
+    if (!copiesAsynchronously(load, bufferColumns(load, "b")))
       continue;
     // The buffer is keyed by role and type (sharedBufferFor): another B
     // tile of the same type in this body would share it, and its fill

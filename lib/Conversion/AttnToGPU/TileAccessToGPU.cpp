@@ -153,20 +153,29 @@ static Value tileAlignedTo(OpBuilder &b, Location loc, Value base,
           index(0)));
 }
 
-bool KernelEmitter::copiesAsynchronously(TileLoadOp op, int64_t bufferCols) {
-  auto type = cast<RankedTensorType>(op.getResult().getType());
-  int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
+/// Whether a 2-D tile access reads or writes whole contiguous rows: its
+/// columns are the memref's innermost, unit-stride dim and need no bounds
+/// check (so several columns can move as one wide access).
+template <typename TileAccessOp>
+static bool contiguousUncheckedRows(TileAccessOp op) {
   auto baseType = cast<MemRefType>(op.getBase().getType());
   auto [baseStrides, baseOffset] = baseType.getStridesAndOffset();
   (void)baseOffset;
   ArrayRef<int64_t> dims = op.getDims();
   std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
-  bool colsChecked = checks && llvm::is_contained(*checks, int64_t(1));
+  return dims.size() == 2 && dims[1] == baseType.getRank() - 1 &&
+         baseStrides[dims[1]] == 1 &&
+         !(checks && llvm::is_contained(*checks, int64_t(1)));
+}
+
+bool KernelEmitter::copiesAsynchronously(TileLoadOp op, int64_t bufferCols) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
   bool rowsChecked = checks && llvm::is_contained(*checks, int64_t(0));
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  return bits == 16 && type.getRank() == 2 &&
-         dims[1] == baseType.getRank() - 1 && baseStrides[dims[1]] == 1 &&
-         !colsChecked && cols % 8 == 0 && bufferCols % 8 == 0 &&
+  return type.getElementType().getIntOrFloatBitWidth() == 16 &&
+         type.getRank() == 2 && contiguousUncheckedRows(op) &&
+         type.getDimSize(1) % 8 == 0 &&
+         bufferCols % 8 == 0 &&
          (!rowsChecked || op.getPaddingOrDefault() == PaddingOption::zero);
 }
 
@@ -242,7 +251,8 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
   // 16-byte chunk is 16-byte aligned; element by element otherwise.
   ArrayRef<int64_t> dims = op.getDims();
   std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
-  if (!copiesAsynchronously(op, bufferCols)) {
+  bool async = copiesAsynchronously(op, bufferCols);
+  if (!async) {
     assert(!guard && "only asynchronous fills are issued ahead");
     scalarFill();
     // Everyone's writes are visible before anyone reads.
@@ -292,7 +302,7 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
           });
     }
   }
-  if (copiesAsynchronously(op, bufferCols)) {
+  if (async) {
     // One group per fill, also when the fallback copied synchronously or a
     // guard skipped the copies (an empty group), so that group counts are
     // known at compile time; the wait and the barrier come at the first
@@ -337,22 +347,26 @@ Value KernelEmitter::aFragment(Value shared, int64_t mTile, int64_t kStep) {
                                    /*numTiles=*/4);
 }
 
-Value KernelEmitter::sharedBufferFor(TileLoadOp op, StringRef role) {
+int64_t KernelEmitter::bufferColumns(TileLoadOp op, StringRef role) {
   auto type = cast<RankedTensorType>(op.getResult().getType());
-  Type element = type.getElementType();
   // The mma's k: 16 for 16-bit inputs, 8 for tf32.
-  int64_t mmaK = element.isF32() ? 8 : 16;
+  int64_t mmaK = type.getElementType().isF32() ? 8 : 16;
   // When the columns are a dot's reduction dim (Q, and K read keys x
   // head_dim), round the buffer up to the mma's k.
   bool columnsReduce = role == "a";
   for (OpOperand &use : op.getResult().getUses())
     if (auto dot = dyn_cast<DotOp>(use.getOwner()))
       columnsReduce |= use.getOperandNumber() == 1 && dot.getTransposeB();
-  int64_t bufferCols = type.getDimSize(1);
-  if (columnsReduce)
-    bufferCols = (bufferCols + mmaK - 1) / mmaK * mmaK;
-  return sharedBuffer(
-      RankedTensorType::get({type.getDimSize(0), bufferCols}, element), role);
+  int64_t cols = type.getDimSize(1);
+  return columnsReduce ? (cols + mmaK - 1) / mmaK * mmaK : cols;
+}
+
+Value KernelEmitter::sharedBufferFor(TileLoadOp op, StringRef role) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  return sharedBuffer(RankedTensorType::get({type.getDimSize(0),
+                                             bufferColumns(op, role)},
+                                            type.getElementType()),
+                      role);
 }
 
 LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
@@ -481,16 +495,11 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
     // contiguous unchecked columns, at most paired-output-max-cols wide)
     // where, at run time, the tile's first element and its row pitch are
     // 4-byte aligned; else element by element.
-    auto baseType = cast<MemRefType>(base.getType());
-    auto [baseStrides, baseOffset] = baseType.getStridesAndOffset();
-    (void)baseOffset;
     ArrayRef<int64_t> dims = op.getDims();
     std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
     bool pairs = frag->type.getDimSize(1) <= schedule.pairedOutputMaxCols &&
-                 element.getIntOrFloatBitWidth() == 16 && dims.size() == 2 &&
-                 dims[1] == baseType.getRank() - 1 &&
-                 baseStrides[dims[1]] == 1 &&
-                 !(checks && llvm::is_contained(*checks, int64_t(1)));
+                 element.getIntOrFloatBitWidth() == 16 &&
+                 contiguousUncheckedRows(op);
     if (!pairs) {
       elementByElement();
       return success();
