@@ -153,6 +153,21 @@ static Value tileAlignedTo(OpBuilder &b, Location loc, Value base,
           index(0)));
 }
 
+/// Emits `wide()` for where the tile is `alignment`-byte aligned at run time
+/// (tileAlignedTo), `narrow()` (element by element) for where it is not.
+template <typename Wide, typename Narrow>
+static void ifTileAligned(OpBuilder &b, Location loc, Value base,
+                          ArrayRef<Value> offsets, int64_t rowDim,
+                          int64_t alignment, Wide &&wide, Narrow &&narrow) {
+  Value aligned = tileAlignedTo(b, loc, base, offsets, rowDim, alignment);
+  auto branch = scf::IfOp::create(b, loc, aligned, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.elseBlock());
+  narrow();
+  b.setInsertionPointToStart(branch.thenBlock());
+  wide();
+}
+
 /// Whether a 2-D tile access reads or writes whole contiguous rows: its
 /// columns are the memref's innermost, unit-stride dim and need no bounds
 /// check (so several columns can move as one wide access).
@@ -264,13 +279,7 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
       auto onlyIf = scf::IfOp::create(b, loc, guard, /*withElseRegion=*/false);
       b.setInsertionPointToStart(onlyIf.thenBlock());
     }
-    Value aligned = tileAlignedTo(b, loc, base, offsets, dims[0], 16);
-    auto branch = scf::IfOp::create(b, loc, aligned, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard branchGuard(b);
-      b.setInsertionPointToStart(branch.elseBlock());
-      scalarFill();
-      b.setInsertionPointToStart(branch.thenBlock());
+    ifTileAligned(b, loc, base, offsets, dims[0], 16, [&] {
       int64_t chunksPerRow = bufferCols / 8;
       scf::ForOp::create(
           b, loc, threadId, index(rows * chunksPerRow),
@@ -300,7 +309,7 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
                 b.getIndexAttr(8), count, UnitAttr());
             scf::YieldOp::create(b, l);
           });
-    }
+    }, scalarFill);
   }
   if (async) {
     // One group per fill, also when the fallback copied synchronously or a
@@ -504,34 +513,30 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
       elementByElement();
       return success();
     }
-    Value aligned = tileAlignedTo(b, loc, base, offsets, dims[0], 4);
-    auto branch = scf::IfOp::create(b, loc, aligned, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(branch.elseBlock());
-    elementByElement();
-    b.setInsertionPointToStart(branch.thenBlock());
     auto pairType = VectorType::get({2}, element);
-    for (int64_t m = 0; m < schedule.mTiles; ++m)
-      for (int64_t n = 0; n < nTiles; ++n)
-        for (int64_t half = 0; half < 2; ++half) {
-          SmallVector<Value> pair;
-          for (int64_t e = 0; e < 2; ++e)
-            pair.push_back(arith::TruncFOp::create(
-                b, loc, element,
-                vector::ExtractOp::create(
-                    b, loc, frag->value,
-                    ArrayRef<int64_t>{m * nTiles + n, half, e})));
-          Value v = vector::FromElementsOp::create(b, loc, pairType, pair);
-          auto [row, col] = accumulatorPosition(m, n, half, 0);
-          auto [indices, inRange] = globalIndices(
-              b, loc, base, offsets, dims, {row, col}, checks);
-          auto onlyIf =
-              scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPointToStart(onlyIf.thenBlock());
-          vector::StoreOp::create(b, loc, v, base, indices,
-                                  /*nontemporal=*/false, llvm::MaybeAlign(4));
-        }
+    ifTileAligned(b, loc, base, offsets, dims[0], 4, [&] {
+      for (int64_t m = 0; m < schedule.mTiles; ++m)
+        for (int64_t n = 0; n < nTiles; ++n)
+          for (int64_t half = 0; half < 2; ++half) {
+            SmallVector<Value> pair;
+            for (int64_t e = 0; e < 2; ++e)
+              pair.push_back(arith::TruncFOp::create(
+                  b, loc, element,
+                  vector::ExtractOp::create(
+                      b, loc, frag->value,
+                      ArrayRef<int64_t>{m * nTiles + n, half, e})));
+            Value v = vector::FromElementsOp::create(b, loc, pairType, pair);
+            auto [row, col] = accumulatorPosition(m, n, half, 0);
+            auto [indices, inRange] = globalIndices(
+                b, loc, base, offsets, dims, {row, col}, checks);
+            auto onlyIf =
+                scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPointToStart(onlyIf.thenBlock());
+            vector::StoreOp::create(b, loc, v, base, indices,
+                                    /*nontemporal=*/false, llvm::MaybeAlign(4));
+          }
+    }, elementByElement);
     return success();
   }
   if (frag->kind == FragmentKind::RowVector) {
