@@ -126,6 +126,8 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   schedule.skipUnmovedRescale = target.skipUnmovedRescale;
   schedule.wideLdmatrix = target.wideLdmatrix;
   schedule.prefetchKeys = target.prefetchKeys;
+  // wgmma exists on sm_90a only (the "a" features).
+  schedule.wgmmaScores = target.wgmmaScores && target.chip == "sm_90a";
   schedule.maxSharedBytes = maxSharedBytesPerBlock(target.chip);
   schedule.skipRescaleMinCols = target.skipRescaleMinCols;
   schedule.pairedOutputMaxCols = target.pairedOutputMaxCols;

@@ -147,6 +147,7 @@ const TuningKnob kTuningKnobs[] = {
     {"long-pointers", [](GpuTarget &t) { t.shortSharedPointers = false; }},
     {"ldsm-x4", [](GpuTarget &t) { t.wideLdmatrix = true; }},
     {"prefetch-k", [](GpuTarget &t) { t.prefetchKeys = true; }},
+    {"wgmma", [](GpuTarget &t) { t.wgmmaScores = true; }},
     {"pair-output-all",
      [](GpuTarget &t) {
        t.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();

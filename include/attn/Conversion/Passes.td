@@ -62,7 +62,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"prefetchKeys", "prefetch-keys", "bool", "false",
            "Copy the next KV step's K tile while P * V runs (issued after "
            "the barrier that follows S = Q K^T; the first one before the "
-           "loop)">
+           "loop)">,
+    Option<"wgmmaScores", "wgmma-scores", "bool", "false",
+           "sm_90a: S = Q K^T as warpgroup wgmma with both operands in "
+           "128-byte-swizzled shared memory, where the dot allows it (16-bit, "
+           "head dim a multiple of 64, one row tile per warp, warps a "
+           "multiple of 4)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

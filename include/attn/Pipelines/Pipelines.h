@@ -38,6 +38,8 @@ struct GpuTarget {
   bool shortSharedPointers = true;
   bool wideLdmatrix = false;
   bool prefetchKeys = false;
+  /// S = Q K^T on wgmma where the schedule allows it (sm_90a only).
+  bool wgmmaScores = false;
   int64_t skipRescaleMinCols = 128;
   int64_t pairedOutputMaxCols = 64;
 };

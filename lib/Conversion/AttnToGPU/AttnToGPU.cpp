@@ -34,19 +34,26 @@ namespace {
 /// offsets); the launch then passes the total, recorded for the host in the
 /// module's `attn.dynamic_shared_bytes` dictionary (kernel name -> bytes).
 /// Kernels within 48 KiB keep static attributions: their PTX is unchanged.
+/// wgmma operands (3-D tiles, WgmmaScores.cpp) need 1024-byte alignment for
+/// their 128-byte swizzle, which only the dynamic placement gives here.
 LogicalResult placeSharedTiles(gpu::GPUFuncOp func, ModuleOp module,
                                int64_t maxSharedBytes) {
   constexpr int64_t kStaticLimit = 48 * 1024;
+  bool swizzledForWgmma =
+      llvm::any_of(func.getWorkgroupAttributions(), [](BlockArgument buffer) {
+        return cast<MemRefType>(buffer.getType()).getRank() == 3;
+      });
+  int64_t alignment = swizzledForWgmma ? 1024 : 128;
   int64_t bytes = 0;
   SmallVector<int64_t> offsets;
   for (BlockArgument buffer : func.getWorkgroupAttributions()) {
     auto type = cast<MemRefType>(buffer.getType());
-    bytes = llvm::alignTo(bytes, 128);
+    bytes = llvm::alignTo(bytes, alignment);
     offsets.push_back(bytes);
     bytes += type.getNumElements() *
              type.getElementType().getIntOrFloatBitWidth() / 8;
   }
-  if (bytes <= kStaticLimit)
+  if (bytes <= kStaticLimit && !swizzledForWgmma)
     return success();
   if (bytes > maxSharedBytes)
     return func.emitOpError()
@@ -67,13 +74,17 @@ LogicalResult placeSharedTiles(gpu::GPUFuncOp func, ModuleOp module,
   constexpr llvm::StringLiteral kSymbol = "attn_dynamic_shared";
   auto rawType = MemRefType::get({0}, b.getI8Type(),
                                  MemRefLayoutAttrInterface(), workgroup);
-  if (!SymbolTable::lookupSymbolIn(gpuModule, kSymbol)) {
+  auto global = dyn_cast_or_null<memref::GlobalOp>(
+      SymbolTable::lookupSymbolIn(gpuModule, kSymbol));
+  if (!global) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(gpuModule.getBody());
-    memref::GlobalOp::create(b, loc, kSymbol, b.getStringAttr("public"),
-                             rawType, Attribute(), /*constant=*/false,
-                             b.getI64IntegerAttr(128));
+    global = memref::GlobalOp::create(
+        b, loc, kSymbol, b.getStringAttr("public"), rawType, Attribute(),
+        /*constant=*/false, b.getI64IntegerAttr(alignment));
   }
+  if (global.getAlignment().value_or(0) < uint64_t(alignment))
+    global.setAlignmentAttr(b.getI64IntegerAttr(alignment));
   Value raw = memref::GetGlobalOp::create(b, loc, rawType, kSymbol);
   unsigned first = func.getFirstWorkgroupAttributionIndex();
   unsigned count = func.getNumWorkgroupAttributions();
@@ -135,6 +146,7 @@ struct ConvertAttnToGPUPass
       schedule.skipUnmovedRescale = skipUnmovedRescale;
       schedule.wideLdmatrix = wideLdmatrix;
       schedule.prefetchKeys = prefetchKeys;
+      schedule.wgmmaScores = wgmmaScores;
       schedule.skipRescaleMinCols = skipRescaleMinCols;
       schedule.pairedOutputMaxCols = pairedOutputMaxCols;
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))

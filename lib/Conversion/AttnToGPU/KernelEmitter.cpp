@@ -59,6 +59,7 @@ LogicalResult KernelEmitter::emit() {
   groupRow = arith::DivUIOp::create(b, loc, lane, index(4));
   laneInRow = arith::RemUIOp::create(b, loc, lane, index(4));
 
+  planWgmmaDots();
   if (failed(emitBlock(kernel.getBody().front())))
     return failure();
   return success();

@@ -49,6 +49,8 @@ struct GpuSchedule {
   bool skipUnmovedRescale = true;
   bool wideLdmatrix = false;
   bool prefetchKeys = false;
+  /// S = Q K^T on wgmma where the dot allows it (WgmmaScores.cpp).
+  bool wgmmaScores = false;
   /// The rescale skip applies to accumulators at least this wide.
   int64_t skipRescaleMinCols = 128;
   /// 16-bit outputs at most this wide are stored as column pairs.
@@ -103,7 +105,11 @@ private:
   // Tile access (TileAccessToGPU.cpp).
   LogicalResult emitTileLoad(TileLoadOp op);
   LogicalResult emitTileStore(TileStoreOp op);
-  Value sharedBuffer(RankedTensorType type, StringRef role);
+  Value sharedBuffer(RankedTensorType type, StringRef role,
+                     bool wgmmaLayout = false);
+  /// Indices of element (row, col) of a shared tile: [row][swizzled col] for
+  /// the ldmatrix layout, [col / 64][row][col % 64 swizzled] for wgmma's.
+  SmallVector<Value> sharedIndices(Value shared, Value row, Value col);
   /// The shared buffer of a 16-bit or f32 tile load in `role` ("a", "b",
   /// "v"): the tile, its columns rounded up to the mma's k where they are a
   /// dot's reduction dim (bufferColumns).
@@ -126,6 +132,10 @@ private:
   /// reads (or a warp's copies write) fall in different banks. Identity for
   /// other tiles (f32, or rows whose chunk count is not a power of two).
   Value swizzledColumn(Value shared, Value row, Value col);
+  Value swizzledColumn(int64_t chunks, Value row, Value col);
+  /// Orders this thread's earlier shared-memory writes into `shared` before
+  /// the tensor cores' asynchronous reads of it (wgmma operands only).
+  void fenceForAsyncReads(Value shared);
   // Asynchronous copies: a fill of a 16-bit tile issues its cp.async copies
   // and commits them as one group; the wait for that group (and the barrier
   // that makes every thread's copies visible) comes only where the tile is
@@ -169,6 +179,7 @@ private:
   /// are their emitted counterparts.
   Value valueInIteration(Value value, scf::ForOp loop, IRMapping &at);
   std::optional<KeyPrefetch> keyPrefetch;
+  llvm::DenseSet<Operation *> wgmmaDots;
 
   // Tensor-core and softmax math (TileComputeToGPU.cpp).
   LogicalResult emitDot(DotOp op);
@@ -177,6 +188,27 @@ private:
   LogicalResult emitOnlineSoftmax(OnlineSoftmaxOp op);
   LogicalResult emitFinalize(FinalizeOp op);
   Value mma(Value a, Value b, Value c);
+  /// The dot as mma.sync: fragments through ldmatrix, k-steps outermost.
+  Value emitMmaSyncDot(DotOp op, const Fragment &a, const Fragment &bFrag,
+                       Value acc);
+
+  // S = Q K^T on warpgroup wgmma (WgmmaScores.cpp): each warpgroup of 4
+  // warps computes its 64 rows x N keys with m64nNk16 instructions reading
+  // Q and K from shared memory through descriptors; the f32 accumulator
+  // lands in the same per-warp fragment layout as mma.sync's.
+  /// Finds the dots that run on wgmma (wgmmaDots): the option is on, the
+  /// schedule has one row tile per warp and whole warpgroups, the dot is
+  /// 16-bit Q K^T with a reduction a multiple of 64 and N <= 256, its
+  /// operands are loads, and every dot reading those loads qualifies too.
+  void planWgmmaDots();
+  bool dotOnWgmma(DotOp dot);
+  /// Whether the load's tile is kept in wgmma's shared-memory layout.
+  bool loadFeedsWgmma(TileLoadOp load);
+  Value emitWgmmaDot(DotOp op, const Fragment &a, const Fragment &bFrag,
+                     Value acc);
+  /// The 64-bit shared-memory descriptor of a 128-byte-swizzled K-major
+  /// operand whose first element is `byteOffset` bytes into `shared`.
+  Value wgmmaDescriptor(Value shared, int64_t byteOffset);
   Value ldmatrixB(const Fragment &shared, bool storedNK, int64_t kStep,
                   int64_t nTile);
   /// The B fragments of column tiles nTile and nTile + 1: one ldmatrix x4

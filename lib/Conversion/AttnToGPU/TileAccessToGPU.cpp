@@ -24,30 +24,68 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_lowering;
 
-Value KernelEmitter::sharedBuffer(RankedTensorType type, StringRef role) {
+Value KernelEmitter::sharedBuffer(RankedTensorType type, StringRef role,
+                                  bool wgmmaLayout) {
   std::string key;
   llvm::raw_string_ostream os(key);
-  os << role << type;
+  os << role << (wgmmaLayout ? "/wgmma" : "") << type;
   auto it = sharedBuffers.find(key);
   if (it != sharedBuffers.end())
     return it->second;
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                               gpu::AddressSpace::Workgroup);
-  auto memref = MemRefType::get(type.getShape(), type.getElementType(),
+  // wgmma's 128-byte swizzle needs rows 128 bytes apart: a tile with more
+  // columns is kept as column blocks of 64 (16-bit), [block][row][64].
+  SmallVector<int64_t> shape(type.getShape());
+  if (wgmmaLayout)
+    shape = {type.getDimSize(1) / 64, type.getDimSize(0), 64};
+  auto memref = MemRefType::get(shape, type.getElementType(),
                                 MemRefLayoutAttrInterface(), workgroup);
   Value buffer = func.addWorkgroupAttribution(memref, loc);
   sharedBuffers[key] = buffer;
   return buffer;
 }
 
+/// Columns of a shared tile (a wgmma-layout tile's column blocks together).
+static int64_t sharedColumns(Value shared) {
+  auto type = cast<MemRefType>(shared.getType());
+  return type.getRank() == 3 ? type.getDimSize(0) * type.getDimSize(2)
+                             : type.getDimSize(1);
+}
+
+SmallVector<Value> KernelEmitter::sharedIndices(Value shared, Value row,
+                                                Value col) {
+  auto type = cast<MemRefType>(shared.getType());
+  if (type.getRank() == 2)
+    return {row, swizzledColumn(shared, row, col)};
+  // wgmma layout: the 128-byte swizzle the tensor cores undo when reading
+  // (16-byte chunk c of row r kept at chunk c ^ (r % 8)) is what
+  // swizzledColumn computes for rows of 8 chunks.
+  Value block = arith::DivUIOp::create(b, loc, col, index(64));
+  Value within = arith::RemUIOp::create(b, loc, col, index(64));
+  return {block, row, swizzledColumn(/*chunks=*/8, row, within)};
+}
+
+void KernelEmitter::fenceForAsyncReads(Value shared) {
+  if (cast<MemRefType>(shared.getType()).getRank() != 3)
+    return;
+  NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
+                             NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 Value KernelEmitter::swizzledColumn(Value shared, Value row, Value col) {
   auto type = cast<MemRefType>(shared.getType());
+  assert(type.getRank() == 2 && "wgmma-layout tiles go through sharedIndices");
   if (type.getElementType().getIntOrFloatBitWidth() != 16)
     return col;
+  return swizzledColumn(type.getDimSize(1) / 8, row, col);
+}
+
+Value KernelEmitter::swizzledColumn(int64_t chunks, Value row, Value col) {
   // Rows of N 16-byte chunks; 8 chunks make one 128-byte line of the 32
   // banks. Rows sharing a line (N < 8) keep apart by their position in it;
   // the XOR phase separates the rows that map to the same banks.
-  int64_t chunks = type.getDimSize(1) / 8;
   if (chunks < 2 || !llvm::isPowerOf2_64(chunks))
     return col;
   int64_t rowsPerLine = std::max<int64_t>(1, 8 / chunks);
@@ -82,6 +120,8 @@ void KernelEmitter::waitForCopies(Value shared) {
   // Groups complete in commit order: allow the ones committed after it.
   int64_t younger = pendingCopies.end() - it - 1;
   NVVM::CpAsyncWaitGroupOp::create(b, loc, uint32_t(younger));
+  for (Value landed : llvm::make_range(pendingCopies.begin(), it + 1))
+    fenceForAsyncReads(landed);
   pendingCopies.erase(pendingCopies.begin(), it + 1);
   barrier();
 }
@@ -208,7 +248,7 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
   int64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
   // The buffer may be wider than the tile (a reduction dim rounded up to the
   // mma's k of 16): those columns hold zeros, which add nothing to a dot.
-  int64_t bufferCols = cast<MemRefType>(shared.getType()).getDimSize(1);
+  int64_t bufferCols = sharedColumns(shared);
   Value pad =
       createPaddingConstant(b, loc, type.getElementType(),
                             op.getPaddingOrDefault());
@@ -249,9 +289,9 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
           b.setInsertionPointToStart(value.elseBlock());
           scf::YieldOp::create(b, l, outside);
         }
-        SmallVector<Value> smemIndex = {r};
-        if (type.getRank() == 2)
-          smemIndex.push_back(swizzledColumn(shared, r, c));
+        SmallVector<Value> smemIndex =
+            type.getRank() == 2 ? sharedIndices(shared, r, c)
+                                : SmallVector<Value>{r};
         Value staged = value.getResult(0);
         // f32 tiles feed tf32 tensor cores: round once, here.
         if (type.getElementType().isF32())
@@ -271,6 +311,7 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
     assert(!guard && "only asynchronous fills are issued ahead");
     scalarFill();
     // Everyone's writes are visible before anyone reads.
+    fenceForAsyncReads(shared);
     barrier();
   } else {
     // A copy issued ahead runs only where its step exists.
@@ -304,7 +345,7 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
             Value count =
                 arith::SelectOp::create(b, l, valid, index(8), index(0));
             nvgpu::DeviceAsyncCopyOp::create(
-                b, l, shared, ValueRange{r, swizzledColumn(shared, r, c)},
+                b, l, shared, sharedIndices(shared, r, c),
                 base, indices,
                 b.getIndexAttr(8), count, UnitAttr());
             scf::YieldOp::create(b, l);
@@ -375,7 +416,7 @@ Value KernelEmitter::sharedBufferFor(TileLoadOp op, StringRef role) {
   return sharedBuffer(RankedTensorType::get({type.getDimSize(0),
                                              bufferColumns(op, role)},
                                             type.getElementType()),
-                      role);
+                      role, loadFeedsWgmma(op));
 }
 
 LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
@@ -417,7 +458,7 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
                             << type;
   Value shared = sharedBufferFor(op, *role);
   int64_t mmaK = element.isF32() ? 8 : 16;
-  int64_t bufferCols = cast<MemRefType>(shared.getType()).getDimSize(1);
+  int64_t bufferCols = sharedColumns(shared);
   // A K tile copied ahead (KeyPrefetch.cpp) is already on its way.
   if (!keyPrefetch || keyPrefetch->load != op)
     fillShared(op, shared);
@@ -433,7 +474,8 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
     // One row tile's A operand stays in registers (at most 32 of them for
     // head dim 128); with two row tiles it would crowd out the
     // accumulators, so it is read from shared memory at each dot instead.
-    if (schedule.mTiles == 1) {
+    // wgmma reads it from shared memory itself.
+    if (schedule.mTiles == 1 && !loadFeedsWgmma(op)) {
       waitForCopies(shared);
       sharedReadSinceBarrier = true;
       for (int64_t kk = 0; kk < bufferCols / mmaK; ++kk)

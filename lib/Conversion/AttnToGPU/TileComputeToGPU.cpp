@@ -206,38 +206,12 @@ static Value insert(OpBuilder &b, Location loc, Value x, Value v,
   return vector::InsertOp::create(b, loc, x, v, pos);
 }
 
-LogicalResult KernelEmitter::emitDot(DotOp op) {
-  FailureOr<Fragment> a = fragmentOf(op.getA(), op);
-  FailureOr<Fragment> bFrag = fragmentOf(op.getB(), op);
-  if (failed(a) || failed(bFrag))
-    return failure();
-  if (a->kind != FragmentKind::AOperand || bFrag->kind != FragmentKind::Shared)
-    return op.emitOpError() << "the GPU schedule needs both dot operands to be "
-                               "loaded tiles";
-  auto result = cast<RankedTensorType>(op.getResult().getType());
-  // The operands' shared buffers are zero-padded to a multiple of 16 along
-  // the reduction.
+Value KernelEmitter::emitMmaSyncDot(DotOp op, const Fragment &aFrag,
+                                    const Fragment &bShared, Value acc) {
+  const Fragment *a = &aFrag, *bFrag = &bShared;
   int64_t mmaK = a->element.isF32() ? 8 : 16;
-  int64_t n = result.getDimSize(1), kSteps = (op.getK() + mmaK - 1) / mmaK;
-  if (n % 8 != 0)
-    return op.emitOpError() << "the GPU schedule needs N % 8 == 0, got N = "
-                            << n;
-  if (!op.getTransposeB() && op.getK() % mmaK != 0)
-    return op.emitOpError() << "the GPU schedule needs K % " << mmaK
-                            << " == 0 when B is stored K x N, got K = "
-                            << op.getK();
-  Value acc;
-  if (Value init = op.getAcc()) {
-    FailureOr<Fragment> c = fragmentOf(init, op);
-    if (failed(c))
-      return failure();
-    acc = materialize(*c, FragmentKind::Accumulator);
-  } else {
-    Fragment zero;
-    zero.kind = FragmentKind::Splat;
-    zero.type = result;
-    acc = materialize(zero, FragmentKind::Accumulator);
-  }
+  int64_t n = cast<RankedTensorType>(op.getResult().getType()).getDimSize(1);
+  int64_t kSteps = (op.getK() + mmaK - 1) / mmaK;
   int64_t mTiles = schedule.mTiles, nTiles = n / 8;
   SmallVector<Value> c(mTiles * nTiles);
   for (int64_t m = 0; m < mTiles; ++m)
@@ -271,6 +245,43 @@ LogicalResult KernelEmitter::emitDot(DotOp op) {
   for (int64_t m = 0; m < mTiles; ++m)
     for (int64_t j = 0; j < nTiles; ++j)
       acc = insert(b, loc, c[m * nTiles + j], acc, {m * nTiles + j});
+  return acc;
+}
+
+LogicalResult KernelEmitter::emitDot(DotOp op) {
+  FailureOr<Fragment> a = fragmentOf(op.getA(), op);
+  FailureOr<Fragment> bFrag = fragmentOf(op.getB(), op);
+  if (failed(a) || failed(bFrag))
+    return failure();
+  if (a->kind != FragmentKind::AOperand || bFrag->kind != FragmentKind::Shared)
+    return op.emitOpError() << "the GPU schedule needs both dot operands to be "
+                               "loaded tiles";
+  auto result = cast<RankedTensorType>(op.getResult().getType());
+  // The operands' shared buffers are zero-padded to a multiple of 16 along
+  // the reduction.
+  int64_t mmaK = a->element.isF32() ? 8 : 16;
+  int64_t n = result.getDimSize(1);
+  if (n % 8 != 0)
+    return op.emitOpError() << "the GPU schedule needs N % 8 == 0, got N = "
+                            << n;
+  if (!op.getTransposeB() && op.getK() % mmaK != 0)
+    return op.emitOpError() << "the GPU schedule needs K % " << mmaK
+                            << " == 0 when B is stored K x N, got K = "
+                            << op.getK();
+  Value acc;
+  if (Value init = op.getAcc()) {
+    FailureOr<Fragment> c = fragmentOf(init, op);
+    if (failed(c))
+      return failure();
+    acc = materialize(*c, FragmentKind::Accumulator);
+  } else {
+    Fragment zero;
+    zero.kind = FragmentKind::Splat;
+    zero.type = result;
+    acc = materialize(zero, FragmentKind::Accumulator);
+  }
+  acc = dotOnWgmma(op) ? emitWgmmaDot(op, *a, *bFrag, acc)
+                      : emitMmaSyncDot(op, *a, *bFrag, acc);
   // The K tile copied ahead may be overwritten after the next barrier.
   if (keyPrefetch && bFrag->value == keyPrefetch->shared)
     keyPrefetch->consumed = true;

@@ -1,0 +1,183 @@
+//===- WgmmaScores.cpp - S = Q K^T on Hopper's warpgroup wgmma ------------===//
+//
+// With the pass option wgmma-scores (sm_90a), the score dot of a schedule
+// with one 16-row tile per warp and whole warpgroups runs as
+// wgmma.mma_async m64nNk16: warpgroup w (warps 4w..4w+3) computes rows
+// [64w, 64w + 64) against all N keys, both operands read by the tensor
+// cores from shared memory. Compared with mma.sync, no ldmatrix brings Q or
+// K into registers (Q is not held in registers at all), and one instruction
+// per k-step of 16 replaces N/8 mma.sync per warp.
+//
+// The accumulator of m64nNk16 gives warp w%4 of the warpgroup rows
+// 16(w%4) + g and + 8 and, per 8-column tile j, columns 8j + 2t, 8j + 2t + 1
+// (g = lane / 4, t = lane % 4): register 4j + 2h + e is element (h, e) of
+// tile j -- exactly the mma.sync fragment of the warp's row tile, so masks,
+// softmax and P * V are unchanged.
+//
+// Shared-memory layout (HOPPER.md): both operands are K-major (rows of the
+// reduction dim), kept as column blocks of 64 16-bit elements so that rows
+// are 128 bytes apart, with the 128-byte swizzle (sharedIndices); each
+// block starts on a 1024-byte boundary (placeSharedTiles), so a descriptor's
+// base offset is 0. Per k-step the start advances 32 bytes within a block
+// and moves to the next block every 4 steps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_lowering;
+
+/// Whether `dot` could run on wgmma by its own types and the schedule.
+static bool wgmmaShaped(DotOp dot, const GpuSchedule &schedule) {
+  if (!schedule.wgmmaScores || schedule.mTiles != 1 ||
+      schedule.numWarps % 4 != 0)
+    return false;
+  auto a = cast<RankedTensorType>(dot.getA().getType());
+  auto bType = cast<RankedTensorType>(dot.getB().getType());
+  auto result = cast<RankedTensorType>(dot.getResult().getType());
+  Type element = a.getElementType();
+  int64_t n = result.getDimSize(1);
+  return !dot.getTransposeA() && dot.getTransposeB() &&
+         (element.isF16() || element.isBF16()) &&
+         bType.getElementType() == element &&
+         result.getElementType().isF32() &&
+         a.getDimSize(0) == schedule.blockM && a.getDimSize(1) == dot.getK() &&
+         bType.getDimSize(1) == dot.getK() && dot.getK() % 64 == 0 &&
+         n % 8 == 0 && n <= 256 && dot.getA().getDefiningOp<TileLoadOp>() &&
+         dot.getB().getDefiningOp<TileLoadOp>();
+}
+
+void KernelEmitter::planWgmmaDots() {
+  // A load is kept in one layout for all its readers: a dot runs on wgmma
+  // only if every dot reading either of its operand loads does (the
+  // causal program's Q feeds the dots of both its loops). Start from the
+  // dots shaped for it and drop, until nothing changes, those sharing an
+  // operand with a dot that is not.
+  kernel.walk([&](DotOp dot) {
+    if (wgmmaShaped(dot, schedule))
+      wgmmaDots.insert(dot);
+  });
+  auto allReadersOnWgmma = [&](Value tile) {
+    return llvm::all_of(tile.getUsers(), [&](Operation *user) {
+      return wgmmaDots.contains(user);
+    });
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation *dot : SmallVector<Operation *>(wgmmaDots.begin(),
+                                                   wgmmaDots.end()))
+      if (!allReadersOnWgmma(dot->getOperand(0)) ||
+          !allReadersOnWgmma(dot->getOperand(1)) ||
+          dot->getOperand(0) == dot->getOperand(1)) {
+        wgmmaDots.erase(dot);
+        changed = true;
+      }
+  }
+}
+
+bool KernelEmitter::dotOnWgmma(DotOp dot) { return wgmmaDots.contains(dot); }
+
+bool KernelEmitter::loadFeedsWgmma(TileLoadOp load) {
+  Value tile = load.getResult();
+  return !tile.use_empty() &&
+         llvm::all_of(tile.getUsers(), [&](Operation *user) {
+           return wgmmaDots.contains(user);
+         });
+}
+
+Value KernelEmitter::wgmmaDescriptor(Value shared, int64_t byteOffset) {
+  Type i64 = b.getI64Type();
+  auto constant = [&](uint64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i64, int64_t(v));
+  };
+  // The shared-window address of the tile (addresses of the shared state
+  // space are below 256 KiB: (address >> 4) fits the 14-bit field).
+  Value pointer = arith::IndexCastUIOp::create(
+      b, loc, i64,
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared));
+  Value address = arith::AddIOp::create(b, loc, pointer, constant(byteOffset));
+  Value start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, address, constant(0x3FFFF)),
+      constant(4));
+  // Leading byte offset 16 (unused by K-major swizzled operands), stride
+  // byte offset 1024 (between groups of 8 rows), 128-byte swizzle.
+  uint64_t fixed = (uint64_t(16 >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
+                   (uint64_t(1) << 62);
+  return arith::OrIOp::create(b, loc, start, constant(fixed));
+}
+
+Value KernelEmitter::emitWgmmaDot(DotOp op, const Fragment &a,
+                                  const Fragment &bFrag, Value acc) {
+  auto result = cast<RankedTensorType>(op.getResult().getType());
+  int64_t n = result.getDimSize(1), kSteps = op.getK() / 16;
+  waitForCopies(a.value);
+  waitForCopies(bFrag.value);
+  sharedReadSinceBarrier = true;
+
+  // The accumulator as wgmma's register struct: N / 2 f32, register
+  // 4j + 2h + e = element [j][h][e] of the fragment.
+  Type f32Type = b.getF32Type();
+  SmallVector<Type> fields(n / 2, f32Type);
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+  Value regs = LLVM::PoisonOp::create(b, loc, structType);
+  for (int64_t j = 0; j < n / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value x = vector::ExtractOp::create(b, loc, acc,
+                                            ArrayRef<int64_t>{j, h, e});
+        regs = LLVM::InsertValueOp::create(b, loc, regs, x,
+                                           ArrayRef<int64_t>{4 * j + 2 * h + e});
+      }
+
+  // Warpgroup w reads Q rows [64w, 64w + 64): 64 rows of 128 bytes into
+  // each column block. The offset is uniform over the warpgroup.
+  auto aType = cast<MemRefType>(a.value.getType());
+  auto bType = cast<MemRefType>(bFrag.value.getType());
+  int64_t aBlockBytes = aType.getDimSize(1) * 128;
+  int64_t bBlockBytes = bType.getDimSize(1) * 128;
+  Value warpgroup = arith::DivUIOp::create(b, loc, threadId, index(128));
+  Value aRows = arith::IndexCastUIOp::create(
+      b, loc, b.getI64Type(),
+      arith::MulIOp::create(b, loc, warpgroup, index(64 * 128)));
+
+  auto wgmmaType = a.element.isBF16() ? NVVM::WGMMATypes::bf16
+                                      : NVVM::WGMMATypes::f16;
+  // Ordinary instructions wrote the accumulator registers.
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
+    int64_t block = kk / 4, step = (kk % 4) * 32;
+    Value descA = arith::AddIOp::create(
+        b, loc, wgmmaDescriptor(a.value, block * aBlockBytes + step),
+        arith::ShRUIOp::create(
+            b, loc, aRows,
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4)));
+    Value descB = wgmmaDescriptor(bFrag.value, block * bBlockBytes + step);
+    regs = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, structType, regs, descA, descB,
+        NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16), wgmmaType,
+        wgmmaType, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        NVVM::MMALayout::row, NVVM::MMALayout::col,
+        /*satfinite=*/NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+
+  for (int64_t j = 0; j < n / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value x = LLVM::ExtractValueOp::create(
+            b, loc, regs, ArrayRef<int64_t>{4 * j + 2 * h + e});
+        acc = vector::InsertOp::create(b, loc, x, acc,
+                                       ArrayRef<int64_t>{j, h, e});
+      }
+  return acc;
+}
