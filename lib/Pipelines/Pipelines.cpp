@@ -128,6 +128,7 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   schedule.prefetchKeys = target.prefetchKeys;
   // wgmma exists on sm_90a only (the "a" features).
   schedule.wgmmaScores = target.wgmmaScores && target.chip == "sm_90a";
+  schedule.wgmmaValues = target.wgmmaValues;
   schedule.maxSharedBytes = maxSharedBytesPerBlock(target.chip);
   schedule.skipRescaleMinCols = target.skipRescaleMinCols;
   schedule.pairedOutputMaxCols = target.pairedOutputMaxCols;

@@ -148,6 +148,10 @@ const TuningKnob kTuningKnobs[] = {
     {"ldsm-x4", [](GpuTarget &t) { t.wideLdmatrix = true; }},
     {"prefetch-k", [](GpuTarget &t) { t.prefetchKeys = true; }},
     {"wgmma", [](GpuTarget &t) { t.wgmmaScores = true; }},
+    {"wgmma-scores-only", [](GpuTarget &t) {
+       t.wgmmaScores = true;
+       t.wgmmaValues = false;
+     }},
     {"pair-output-all",
      [](GpuTarget &t) {
        t.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();

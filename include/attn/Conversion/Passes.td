@@ -67,7 +67,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "sm_90a: S = Q K^T as warpgroup wgmma with both operands in "
            "128-byte-swizzled shared memory, where the dot allows it (16-bit, "
            "head dim a multiple of 64, one row tile per warp, warps a "
-           "multiple of 4)">
+           "multiple of 4)">,
+    Option<"wgmmaValues", "wgmma-values", "bool", "true",
+           "With wgmma-scores: P * V on wgmma too (P from registers, V "
+           "N-major in swizzled shared memory), where DV is a multiple of 64 "
+           "up to 256">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

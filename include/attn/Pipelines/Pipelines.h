@@ -40,6 +40,7 @@ struct GpuTarget {
   bool prefetchKeys = false;
   /// S = Q K^T on wgmma where the schedule allows it (sm_90a only).
   bool wgmmaScores = false;
+  bool wgmmaValues = true;
   int64_t skipRescaleMinCols = 128;
   int64_t pairedOutputMaxCols = 64;
 };

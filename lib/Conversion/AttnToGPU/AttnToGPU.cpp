@@ -147,6 +147,7 @@ struct ConvertAttnToGPUPass
       schedule.wideLdmatrix = wideLdmatrix;
       schedule.prefetchKeys = prefetchKeys;
       schedule.wgmmaScores = wgmmaScores;
+      schedule.wgmmaValues = wgmmaValues;
       schedule.skipRescaleMinCols = skipRescaleMinCols;
       schedule.pairedOutputMaxCols = pairedOutputMaxCols;
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))

@@ -51,6 +51,8 @@ struct GpuSchedule {
   bool prefetchKeys = false;
   /// S = Q K^T on wgmma where the dot allows it (WgmmaScores.cpp).
   bool wgmmaScores = false;
+  /// With wgmmaScores, P * V on wgmma too.
+  bool wgmmaValues = true;
   /// The rescale skip applies to accumulators at least this wide.
   int64_t skipRescaleMinCols = 128;
   /// 16-bit outputs at most this wide are stored as column pairs.
@@ -180,6 +182,7 @@ private:
   Value valueInIteration(Value value, scf::ForOp loop, IRMapping &at);
   std::optional<KeyPrefetch> keyPrefetch;
   llvm::DenseSet<Operation *> wgmmaDots;
+  llvm::DenseSet<Operation *> wgmmaValueLoads;
 
   // Tensor-core and softmax math (TileComputeToGPU.cpp).
   LogicalResult emitDot(DotOp op);
@@ -208,7 +211,15 @@ private:
                      Value acc);
   /// The 64-bit shared-memory descriptor of a 128-byte-swizzled K-major
   /// operand whose first element is `byteOffset` bytes into `shared`.
-  Value wgmmaDescriptor(Value shared, int64_t byteOffset);
+  Value wgmmaDescriptor(Value shared, int64_t byteOffset,
+                        int64_t leadingBytes = 16);
+  /// Whether the softmax's P * V runs on wgmma (its values load is in
+  /// wgmmaValueLoads).
+  bool valuesOnWgmma(OnlineSoftmaxOp softmax);
+  /// acc += P V on wgmma: P from registers (`pA`, one A operand per k-step
+  /// of 16 keys, the mma.sync A layout), V [keys][dv] N-major in shared
+  /// memory.
+  Value emitWgmmaValues(ArrayRef<Value> pA, Value values, Value acc);
   Value ldmatrixB(const Fragment &shared, bool storedNK, int64_t kStep,
                   int64_t nTile);
   /// The B fragments of column tiles nTile and nTile + 1: one ldmatrix x4

@@ -594,8 +594,10 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
   // everything above. Each V fragment feeds every row tile.
   waitForCopies(v->value);
   sharedReadSinceBarrier = true;
+  if (valuesOnWgmma(op))
+    acc = emitWgmmaValues(pA, v->value, acc);
   bool wide = schedule.wideLdmatrix && !valueElement.isF32();
-  for (int64_t n = 0; n < accTiles; n += wide ? 2 : 1) {
+  for (int64_t n = 0; !valuesOnWgmma(op) && n < accTiles; n += wide ? 2 : 1) {
     int64_t width = wide && n + 1 < accTiles ? 2 : 1;
     SmallVector<Value> c(mTiles * width);
     for (int64_t mi = 0; mi < mTiles; ++mi)

@@ -70,6 +70,27 @@ void KernelEmitter::planWgmmaDots() {
       return wgmmaDots.contains(user);
     });
   };
+  // P * V: the values of online softmaxes whose accumulator is whole
+  // column blocks of 64 (<= 256), loaded tiles read by such softmaxes only.
+  auto valuesShaped = [&](OnlineSoftmaxOp softmax) {
+    auto v = cast<RankedTensorType>(softmax.getValues().getType());
+    Type element = v.getElementType();
+    return schedule.wgmmaScores && schedule.wgmmaValues &&
+           schedule.mTiles == 1 &&
+           schedule.numWarps % 4 == 0 && (element.isF16() || element.isBF16()) &&
+           v.getDimSize(0) % 16 == 0 && v.getDimSize(1) % 64 == 0 &&
+           v.getDimSize(1) <= 256 &&
+           softmax.getValues().getDefiningOp<TileLoadOp>();
+  };
+  kernel.walk([&](OnlineSoftmaxOp softmax) {
+    Value values = softmax.getValues();
+    if (llvm::all_of(values.getUses(), [&](OpOperand &use) {
+          auto reader = dyn_cast<OnlineSoftmaxOp>(use.getOwner());
+          return reader && use.get() == reader.getValues() &&
+                 use.getOperandNumber() == 1 && valuesShaped(reader);
+        }))
+      wgmmaValueLoads.insert(values.getDefiningOp());
+  });
   for (bool changed = true; changed;) {
     changed = false;
     for (Operation *dot : SmallVector<Operation *>(wgmmaDots.begin(),
@@ -85,15 +106,22 @@ void KernelEmitter::planWgmmaDots() {
 
 bool KernelEmitter::dotOnWgmma(DotOp dot) { return wgmmaDots.contains(dot); }
 
+bool KernelEmitter::valuesOnWgmma(OnlineSoftmaxOp softmax) {
+  return wgmmaValueLoads.contains(softmax.getValues().getDefiningOp());
+}
+
 bool KernelEmitter::loadFeedsWgmma(TileLoadOp load) {
   Value tile = load.getResult();
+  if (wgmmaValueLoads.contains(load))
+    return true;
   return !tile.use_empty() &&
          llvm::all_of(tile.getUsers(), [&](Operation *user) {
            return wgmmaDots.contains(user);
          });
 }
 
-Value KernelEmitter::wgmmaDescriptor(Value shared, int64_t byteOffset) {
+Value KernelEmitter::wgmmaDescriptor(Value shared, int64_t byteOffset,
+                                     int64_t leadingBytes) {
   Type i64 = b.getI64Type();
   auto constant = [&](uint64_t v) {
     return arith::ConstantIntOp::create(b, loc, i64, int64_t(v));
@@ -107,10 +135,11 @@ Value KernelEmitter::wgmmaDescriptor(Value shared, int64_t byteOffset) {
   Value start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, address, constant(0x3FFFF)),
       constant(4));
-  // Leading byte offset 16 (unused by K-major swizzled operands), stride
-  // byte offset 1024 (between groups of 8 rows), 128-byte swizzle.
-  uint64_t fixed = (uint64_t(16 >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
-                   (uint64_t(1) << 62);
+  // Stride byte offset 1024 (between groups of 8 rows), 128-byte swizzle;
+  // the leading byte offset is unused by K-major operands (16 by
+  // convention), the distance between column blocks for N-major ones.
+  uint64_t fixed = (uint64_t(leadingBytes >> 4) << 16) |
+                   (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
   return arith::OrIOp::create(b, loc, start, constant(fixed));
 }
 
@@ -179,5 +208,79 @@ Value KernelEmitter::emitWgmmaDot(DotOp op, const Fragment &a,
         acc = vector::InsertOp::create(b, loc, x, acc,
                                        ArrayRef<int64_t>{j, h, e});
       }
+  return acc;
+}
+
+Value KernelEmitter::emitWgmmaValues(ArrayRef<Value> pA, Value values,
+                                     Value acc) {
+  auto vType = cast<MemRefType>(values.getType());
+  int64_t dv = vType.getDimSize(0) * 64, keys = vType.getDimSize(1);
+  int64_t blockBytes = keys * 128, kSteps = pA.size();
+  Type f32Type = b.getF32Type(), i32 = b.getI32Type();
+  int64_t regs = dv / 2;
+  // wgmma.mma_async with A in registers has no NVVM op (HOPPER.md trap 4):
+  // inline PTX, accumulators tied in and out, B N-major (imm-trans-b 1).
+  // One asm statement from the fence to the wait: separate statements let
+  // LLVM compute the next step's A registers between the wgmmas, and ptxas
+  // then serialises them (warning C7519, warpgroup.arrive injected).
+  // Operands: $0..$regs-1 accumulators, then 4 A registers per k-step, then
+  // one descriptor per k-step.
+  std::string ptx;
+  llvm::raw_string_ostream os(ptx);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+     << "wgmma.fence.sync.aligned;\n";
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
+    os << "wgmma.mma_async.sync.aligned.m64n" << dv << "k16.f32."
+       << (vType.getElementType().isBF16() ? "bf16.bf16" : "f16.f16")
+       << " {";
+    for (int64_t i = 0; i < regs; ++i)
+      os << (i ? ", " : "") << "$" << i;
+    int64_t a = regs + 4 * kk;
+    os << "}, {$" << a << ", $" << a + 1 << ", $" << a + 2 << ", $" << a + 3
+       << "}, $" << regs + 4 * kSteps + kk << ", p, 1, 1, 1;\n";
+  }
+  os << "wgmma.commit_group.sync.aligned;\n"
+     << "wgmma.wait_group.sync.aligned 0;\n}";
+  std::string constraints;
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < 4 * kSteps; ++i)
+    constraints += "r,";
+  for (int64_t i = 0; i < kSteps; ++i)
+    constraints += i + 1 < kSteps ? "l," : "l";
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += "," + std::to_string(i);
+
+  SmallVector<Value> operands;
+  for (Value a : pA)
+    for (int64_t r = 0; r < 4; ++r)
+      operands.push_back(LLVM::BitcastOp::create(
+          b, loc, i32,
+          vector::ExtractOp::create(b, loc, a, ArrayRef<int64_t>{r})));
+  // k-step kk: keys [16kk, 16kk + 16), 16 rows of 128 bytes further.
+  for (int64_t kk = 0; kk < kSteps; ++kk)
+    operands.push_back(wgmmaDescriptor(values, kk * 16 * 128,
+                                       /*leadingBytes=*/blockBytes));
+  for (int64_t j = 0; j < dv / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = 0; e < 2; ++e)
+        operands.push_back(vector::ExtractOp::create(
+            b, loc, acc, ArrayRef<int64_t>{j, h, e}));
+  SmallVector<Type> fields(regs, f32Type);
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, TypeRange{structType}, operands, ptx, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  for (int64_t j = 0; j < dv / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = 0; e < 2; ++e)
+        acc = vector::InsertOp::create(
+            b, loc,
+            LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                         ArrayRef<int64_t>{4 * j + 2 * h + e}),
+            acc, ArrayRef<int64_t>{j, h, e});
   return acc;
 }

@@ -1,22 +1,25 @@
 // RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=64 num-warps=8}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true})' | FileCheck %s
+// wgmma-values=false: P * V stays on mma.sync, V keeps the ldmatrix layout.
+// RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=64 num-warps=8}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true wgmma-values=false})' | FileCheck %s --check-prefix=SONLY
 // Two row tiles per warp (4 warps for 128 rows): not a wgmma schedule, the
 // dot stays on mma.sync.
 // RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true})' | FileCheck %s --check-prefix=MMA
 // Off by default.
 // RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=64 num-warps=8}, func.func(attn-lower-block-pointers), convert-attn-to-gpu)' | FileCheck %s --check-prefix=MMA
 
-// wgmma-scores: Q and K are kept as column blocks of 64 (rows 128 bytes
-// apart, 128-byte swizzle) at 1024-byte aligned offsets of dynamic shared
-// memory; V keeps the ldmatrix layout.
+// wgmma-scores: Q, K and V are kept as column blocks of 64 (rows 128
+// bytes apart, 128-byte swizzle) at 1024-byte aligned offsets of dynamic
+// shared memory.
 // CHECK: module attributes {attn.dynamic_shared_bytes = {attention = 65536 : i64}
 // CHECK: memref.global "public" @attn_dynamic_shared {{.*}} {alignment = 1024 : i64}
 // CHECK-LABEL: gpu.func @attention
 // CHECK: %[[Q:.+]] = memref.view %{{.+}}[%c0][] {{.*}} to memref<2x128x64xbf16
 // CHECK: %[[K:.+]] = memref.view %{{.+}}[%c32768][] {{.*}} to memref<2x64x64xbf16
-// CHECK: %[[V:.+]] = memref.view %{{.+}}[%c49152][] {{.*}} to memref<64x128xbf16
-// Q is not read into registers; its copies land, then the fence orders them
-// before the tensor cores' reads.
-// CHECK-NOT: nvgpu.ldmatrix %[[Q]]
+// CHECK: %[[V:.+]] = memref.view %{{.+}}[%c49152][] {{.*}} to memref<2x64x64xbf16
+// No ldmatrix: the tensor cores read Q, K and V from shared memory.
+// CHECK-NOT: nvgpu.ldmatrix
+// Q's copies land, then the fence orders them before the tensor cores'
+// reads.
 // CHECK: nvgpu.device_async_copy %arg0{{.*}}, %[[Q]][
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -35,10 +38,20 @@
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-NOT: nvgpu.ldmatrix %[[K]]
-// P * V stays on mma.sync.
-// CHECK: nvgpu.ldmatrix %[[V]]
-// CHECK: nvvm.mma.sync
+// P * V: V's copy lands and is fenced; then one asm statement from fence
+// to wait with 4 k-steps (64 keys) of m64n128k16, P from registers, V
+// N-major (imm-trans-b 1).
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{{.*}}wgmma.fence.sync.aligned;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.*}}, $63}, {$64, $65, $66, $67}, $80, p, 1, 1, 1;\0A{{.*}}, $83, p, 1, 1, 1;\0Awgmma.commit_group.sync.aligned;\0Awgmma.wait_group.sync.aligned 0;
+// CHECK-NOT: nvvm.mma.sync
+
+// SONLY: memref.view %{{.+}}[%c49152][] {{.*}} to memref<64x128xbf16
+// SONLY: nvvm.wgmma.mma_async
+// SONLY-NOT: llvm.inline_asm
+// SONLY: nvgpu.ldmatrix
+// SONLY: nvvm.mma.sync
 
 // MMA-NOT: nvvm.wgmma
 // MMA-NOT: nvvm.fence.proxy
