@@ -97,7 +97,7 @@ bool compile(const AttentionSpec &spec, const Target &target,
   auto module = mlir::attn::buildFlashAttentionModule(&ctx, spec);
   bool onGpu = target.kind == Target::Kind::Cuda;
   if (mlir::failed(mlir::attn::compileTileProgram(
-          *module, onGpu ? "gpu" : "cpu", spec.headDim,
+          *module, onGpu ? "gpu:" + target.chip : "cpu", spec.headDim,
           spec.effectiveHeadDimV(), int64_t(dtypeBytes(spec.dtype)))))
     return fail("compiling the tile program failed");
   auto signature = mlir::attn::analyzeKernel(*module);

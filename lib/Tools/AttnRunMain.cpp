@@ -147,7 +147,7 @@ const TuningKnob kTuningKnobs[] = {
     {"long-pointers", [](GpuTarget &t) { t.shortSharedPointers = false; }},
     {"ldsm-x4", [](GpuTarget &t) { t.wideLdmatrix = true; }},
     {"prefetch-k", [](GpuTarget &t) { t.prefetchKeys = true; }},
-    {"wgmma", [](GpuTarget &t) { t.wgmmaScores = true; }},
+    {"no-wgmma", [](GpuTarget &t) { t.wgmmaScores = false; }},
     {"wgmma-scores-only", [](GpuTarget &t) {
        t.wgmmaScores = true;
        t.wgmmaValues = false;
@@ -212,7 +212,7 @@ static LogicalResult compileRunTileProgram(ModuleOp module,
   return mlir::attn::compileTileProgram(
       module, target, opts.headDim, opts.headDimV,
       int64_t(::attn::dtypeBytes(*::attn::parseDType(opts.dtype))),
-      target == "gpu" ? knobs.tiles : std::nullopt);
+      target.rfind("gpu", 0) == 0 ? knobs.tiles : std::nullopt);
 }
 
 /// Host-side copies of a run's tensors plus, on the GPU, device copies.
@@ -314,7 +314,8 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
     std::string knobError;
     if (!readTuningKnobs(knobs, knobError))
       return fail(knobError);
-    if (failed(compileRunTileProgram(*gpuModule, opts, "gpu", knobs)))
+    if (failed(compileRunTileProgram(*gpuModule, opts,
+                                     "gpu:" + opts.effectiveChip(), knobs)))
       return fail("compiling the tile program failed");
     gpuSig = analyzeKernel(*gpuModule);
     if (failed(gpuSig))

@@ -39,7 +39,8 @@ struct GpuTarget {
   bool wideLdmatrix = false;
   bool prefetchKeys = false;
   /// S = Q K^T on wgmma where the schedule allows it (sm_90a only).
-  bool wgmmaScores = false;
+  /// (Default on: measured faster on the H200, docs/perf-notes.md.)
+  bool wgmmaScores = true;
   bool wgmmaValues = true;
   int64_t skipRescaleMinCols = 128;
   int64_t pairedOutputMaxCols = 64;

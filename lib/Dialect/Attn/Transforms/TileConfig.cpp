@@ -30,6 +30,18 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
   // KiB at d 128). Measured on the H200 (docs/perf-notes.md, bf16,
   // B*S = 16k, non-causal): d 128 s 16k 181 (64x64) -> 263 (128x32) -> 277
   // TFLOP/s (128x64); d 64 211 -> 225 -> 252.
+  // sm_90a (the wgmma schedule, convert-attn-to-gpu wgmma-scores): one
+  // warpgroup of 4 warps on 64 rows, 64 keys per step, when the head dims
+  // are whole 128-byte column blocks. Measured on the H200 (bf16, B*S = 16k,
+  // docs/perf-notes.md): d 128 s 16k 278 (mma.sync 128x64) -> 334 TFLOP/s,
+  // causal 246 -> 297; d 64 260 -> 277, causal 250 -> 271.
+  if (target == "gpu:sm_90a" && elementBytes == 2 && headDim % 64 == 0 &&
+      headDimV % 64 == 0 && headDim <= 128 && headDimV <= 128) {
+    config.blockM = 64;
+    config.blockN = 64;
+    config.numWarps = 4;
+    return config;
+  }
   if (elementBytes == 2 && paddedD <= 128 && headDimV <= 128) {
     config.blockM = 128;
     config.blockN = 64;

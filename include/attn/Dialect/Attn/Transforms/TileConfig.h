@@ -22,7 +22,8 @@ struct TileConfig {
   int64_t numWarps = 0;
 };
 
-/// Default tile sizes for a target ("cpu", "gpu"), head dims and the size
+/// Default tile sizes for a target ("cpu", "gpu", "gpu:<chip>" such as
+/// "gpu:sm_90a"), head dims and the size
 /// of an element in bytes.
 TileConfig chooseTileConfig(const std::string &target, int64_t headDim,
                             int64_t headDimV, int64_t elementBytes = 2);
