@@ -36,7 +36,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     FlashAttention-2 schedule: one CTA per program (`attn.block_m / 16`
     warps), Q/K/V staged in shared memory with boundary checks, Q*K^T and P*V
     as `nvgpu.mma.sync` m16n8k16 fed by `nvgpu.ldmatrix`, the online softmax
-    in registers with warp shuffles and `ex2.approx`. The kernel's scalar
+    in registers with warp shuffles and `ex2.approx`. With `wgmma-scores`
+    (sm_90a) both products run on warpgroup `wgmma` where the schedule
+    allows it. The kernel's scalar
     computations are kept as written. Ops on tiles the schedule does not
     cover get a diagnostic.
   }];

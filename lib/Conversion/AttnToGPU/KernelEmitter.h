@@ -14,6 +14,10 @@
 //   * S = Q K^T and O += P V run as mma.sync m16n8k16 (f16/bf16 in, f32
 //     accumulation); P never leaves registers: the accumulator layout of S is
 //     the A-operand layout of P V;
+//   * on sm_90a (wgmma-scores, the default there for 16-bit head dims 64
+//     and 128 with one row tile per warp), both products run on warpgroup
+//     wgmma instead, reading Q, K and V from swizzled shared memory
+//     (WgmmaScores.cpp); the accumulator layout is the same;
 //   * the online softmax works on each thread's rows (g and g + 8 of each
 //     of its warp's row tiles), reducing across the 4 lanes of a row with
 //     shuffles; exp2 and log2 are ex2.approx / lg2.approx.
