@@ -80,9 +80,21 @@ TEST(DiskCache, WideTilesUseDynamicSharedMemory) {
   AttentionSpec spec;
   spec.dtype = DType::BF16;
   spec.headDim = 128;
+  // sm_90a, d 128: the wgmma schedule's 64x64 tiles (48 KiB), always in
+  // dynamic shared memory for their 1024-byte alignment.
   auto target = Target::parse("cuda:sm_90a", error);
   ASSERT_TRUE(target) << error;
   auto kernel = getKernel(spec, *target, error);
+  ASSERT_TRUE(kernel) << error;
+  EXPECT_NE(kernel->ptx().find(".extern .shared .align 1024 .b8 "
+                               "attn_dynamic_shared[]"),
+            std::string::npos);
+  EXPECT_NE(kernel->ptx().find("wgmma.mma_async"), std::string::npos);
+  EXPECT_EQ(kernel->dynamicSharedBytes(), 49152);
+  // sm_80, d 128: mma.sync with 128x64 tiles, 64 KiB, beyond the static 48.
+  target = Target::parse("cuda:sm_80", error);
+  ASSERT_TRUE(target) << error;
+  kernel = getKernel(spec, *target, error);
   ASSERT_TRUE(kernel) << error;
   EXPECT_NE(kernel->ptx().find(".extern .shared .align 128 .b8 "
                                "attn_dynamic_shared[]"),
