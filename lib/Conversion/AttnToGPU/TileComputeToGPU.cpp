@@ -594,28 +594,30 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
   // everything above. Each V fragment feeds every row tile.
   waitForCopies(v->value);
   sharedReadSinceBarrier = true;
-  if (valuesOnWgmma(op))
+  if (valuesOnWgmma(op)) {
     acc = emitWgmmaValues(pA, v->value, acc);
-  bool wide = schedule.wideLdmatrix && !valueElement.isF32();
-  for (int64_t n = 0; !valuesOnWgmma(op) && n < accTiles; n += wide ? 2 : 1) {
-    int64_t width = wide && n + 1 < accTiles ? 2 : 1;
-    SmallVector<Value> c(mTiles * width);
-    for (int64_t mi = 0; mi < mTiles; ++mi)
-      for (int64_t q = 0; q < width; ++q)
-        c[mi * width + q] = extract(b, loc, acc, {mi * accTiles + n + q});
-    for (int64_t kk = 0; kk < kSteps; ++kk) {
-      SmallVector<Value> bK =
-          width == 2
-              ? ldmatrixBPair(*v, /*storedNK=*/false, kk, n)
-              : SmallVector<Value>{ldmatrixB(*v, /*storedNK=*/false, kk, n)};
-      for (int64_t q = 0; q < width; ++q)
-        for (int64_t mi = 0; mi < mTiles; ++mi)
-          c[mi * width + q] =
-              mma(pA[mi * kSteps + kk], bK[q], c[mi * width + q]);
+  } else {
+    bool wide = schedule.wideLdmatrix && !valueElement.isF32();
+    for (int64_t n = 0; n < accTiles; n += wide ? 2 : 1) {
+      int64_t width = wide && n + 1 < accTiles ? 2 : 1;
+      SmallVector<Value> c(mTiles * width);
+      for (int64_t mi = 0; mi < mTiles; ++mi)
+        for (int64_t q = 0; q < width; ++q)
+          c[mi * width + q] = extract(b, loc, acc, {mi * accTiles + n + q});
+      for (int64_t kk = 0; kk < kSteps; ++kk) {
+        SmallVector<Value> bK =
+            width == 2
+                ? ldmatrixBPair(*v, /*storedNK=*/false, kk, n)
+                : SmallVector<Value>{ldmatrixB(*v, /*storedNK=*/false, kk, n)};
+        for (int64_t q = 0; q < width; ++q)
+          for (int64_t mi = 0; mi < mTiles; ++mi)
+            c[mi * width + q] =
+                mma(pA[mi * kSteps + kk], bK[q], c[mi * width + q]);
+      }
+      for (int64_t mi = 0; mi < mTiles; ++mi)
+        for (int64_t q = 0; q < width; ++q)
+          acc = insert(b, loc, c[mi * width + q], acc, {mi * accTiles + n + q});
     }
-    for (int64_t mi = 0; mi < mTiles; ++mi)
-      for (int64_t q = 0; q < width; ++q)
-        acc = insert(b, loc, c[mi * width + q], acc, {mi * accTiles + n + q});
   }
 
   auto setFrag = [&](Value result, FragmentKind kind, Value value) {

@@ -35,24 +35,49 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_lowering;
 
+/// Whether the schedule is made of whole warpgroups with one 16-row tile
+/// per warp (each warpgroup's 64 rows are one m64 wgmma).
+static bool warpgroupSchedule(const GpuSchedule &schedule) {
+  return schedule.wgmmaScores && schedule.mTiles == 1 &&
+         schedule.numWarps % 4 == 0;
+}
+
+static bool is16Bit(Type element) {
+  return element.isF16() || element.isBF16();
+}
+
+/// Whether every reader of `tile` is in `ops`.
+static bool readersAllIn(Value tile, const llvm::DenseSet<Operation *> &ops) {
+  return llvm::all_of(tile.getUsers(),
+                      [&](Operation *user) { return ops.contains(user); });
+}
+
 /// Whether `dot` could run on wgmma by its own types and the schedule.
 static bool wgmmaShaped(DotOp dot, const GpuSchedule &schedule) {
-  if (!schedule.wgmmaScores || schedule.mTiles != 1 ||
-      schedule.numWarps % 4 != 0)
-    return false;
   auto a = cast<RankedTensorType>(dot.getA().getType());
   auto bType = cast<RankedTensorType>(dot.getB().getType());
   auto result = cast<RankedTensorType>(dot.getResult().getType());
   Type element = a.getElementType();
   int64_t n = result.getDimSize(1);
-  return !dot.getTransposeA() && dot.getTransposeB() &&
-         (element.isF16() || element.isBF16()) &&
+  return warpgroupSchedule(schedule) && !dot.getTransposeA() &&
+         dot.getTransposeB() && is16Bit(element) &&
          bType.getElementType() == element &&
          result.getElementType().isF32() &&
          a.getDimSize(0) == schedule.blockM && a.getDimSize(1) == dot.getK() &&
          bType.getDimSize(1) == dot.getK() && dot.getK() % 64 == 0 &&
          n % 8 == 0 && n <= 256 && dot.getA().getDefiningOp<TileLoadOp>() &&
          dot.getB().getDefiningOp<TileLoadOp>();
+}
+
+/// Whether the P * V of `softmax` could run on wgmma: 16-bit loaded values
+/// whose accumulator is whole column blocks of 64 (<= 256).
+static bool valuesShaped(OnlineSoftmaxOp softmax,
+                         const GpuSchedule &schedule) {
+  auto v = cast<RankedTensorType>(softmax.getValues().getType());
+  return warpgroupSchedule(schedule) && schedule.wgmmaValues &&
+         is16Bit(v.getElementType()) && v.getDimSize(0) % 16 == 0 &&
+         v.getDimSize(1) % 64 == 0 && v.getDimSize(1) <= 256 &&
+         softmax.getValues().getDefiningOp<TileLoadOp>();
 }
 
 void KernelEmitter::planWgmmaDots() {
@@ -65,43 +90,27 @@ void KernelEmitter::planWgmmaDots() {
     if (wgmmaShaped(dot, schedule))
       wgmmaDots.insert(dot);
   });
-  auto allReadersOnWgmma = [&](Value tile) {
-    return llvm::all_of(tile.getUsers(), [&](Operation *user) {
-      return wgmmaDots.contains(user);
-    });
-  };
-  // P * V: the values of online softmaxes whose accumulator is whole
-  // column blocks of 64 (<= 256), loaded tiles read by such softmaxes only.
-  auto valuesShaped = [&](OnlineSoftmaxOp softmax) {
-    auto v = cast<RankedTensorType>(softmax.getValues().getType());
-    Type element = v.getElementType();
-    return schedule.wgmmaScores && schedule.wgmmaValues &&
-           schedule.mTiles == 1 &&
-           schedule.numWarps % 4 == 0 && (element.isF16() || element.isBF16()) &&
-           v.getDimSize(0) % 16 == 0 && v.getDimSize(1) % 64 == 0 &&
-           v.getDimSize(1) <= 256 &&
-           softmax.getValues().getDefiningOp<TileLoadOp>();
-  };
-  kernel.walk([&](OnlineSoftmaxOp softmax) {
-    Value values = softmax.getValues();
-    if (llvm::all_of(values.getUses(), [&](OpOperand &use) {
-          auto reader = dyn_cast<OnlineSoftmaxOp>(use.getOwner());
-          return reader && use.get() == reader.getValues() &&
-                 use.getOperandNumber() == 1 && valuesShaped(reader);
-        }))
-      wgmmaValueLoads.insert(values.getDefiningOp());
-  });
   for (bool changed = true; changed;) {
     changed = false;
     for (Operation *dot : SmallVector<Operation *>(wgmmaDots.begin(),
                                                    wgmmaDots.end()))
-      if (!allReadersOnWgmma(dot->getOperand(0)) ||
-          !allReadersOnWgmma(dot->getOperand(1)) ||
+      if (!readersAllIn(dot->getOperand(0), wgmmaDots) ||
+          !readersAllIn(dot->getOperand(1), wgmmaDots) ||
           dot->getOperand(0) == dot->getOperand(1)) {
         wgmmaDots.erase(dot);
         changed = true;
       }
   }
+  // Values loads read only as the values of softmaxes shaped for it.
+  kernel.walk([&](OnlineSoftmaxOp softmax) {
+    Value values = softmax.getValues();
+    if (llvm::all_of(values.getUses(), [&](OpOperand &use) {
+          auto reader = dyn_cast<OnlineSoftmaxOp>(use.getOwner());
+          return reader && use.getOperandNumber() == 1 &&
+                 valuesShaped(reader, schedule);
+        }))
+      wgmmaValueLoads.insert(values.getDefiningOp());
+  });
 }
 
 bool KernelEmitter::dotOnWgmma(DotOp dot) { return wgmmaDots.contains(dot); }
@@ -112,12 +121,8 @@ bool KernelEmitter::valuesOnWgmma(OnlineSoftmaxOp softmax) {
 
 bool KernelEmitter::loadFeedsWgmma(TileLoadOp load) {
   Value tile = load.getResult();
-  if (wgmmaValueLoads.contains(load))
-    return true;
-  return !tile.use_empty() &&
-         llvm::all_of(tile.getUsers(), [&](Operation *user) {
-           return wgmmaDots.contains(user);
-         });
+  return wgmmaValueLoads.contains(load) ||
+         (!tile.use_empty() && readersAllIn(tile, wgmmaDots));
 }
 
 Value KernelEmitter::wgmmaDescriptor(Value shared, int64_t byteOffset,
@@ -143,6 +148,34 @@ Value KernelEmitter::wgmmaDescriptor(Value shared, int64_t byteOffset,
   return arith::OrIOp::create(b, loc, start, constant(fixed));
 }
 
+/// The f32 registers of a one-row-tile accumulator in wgmma's order:
+/// register 4j + 2h + e is element [j][h][e] (8-column tile j, row half h).
+static SmallVector<Value> accumulatorRegisters(OpBuilder &b, Location loc,
+                                               Value acc, int64_t cols) {
+  SmallVector<Value> regs;
+  for (int64_t j = 0; j < cols / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = 0; e < 2; ++e)
+        regs.push_back(vector::ExtractOp::create(b, loc, acc,
+                                                 ArrayRef<int64_t>{j, h, e}));
+  return regs;
+}
+
+/// `acc` with its elements replaced by wgmma's result struct `regs`
+/// (the inverse of accumulatorRegisters).
+static Value accumulatorFrom(OpBuilder &b, Location loc, Value regs,
+                             Value acc, int64_t cols) {
+  for (int64_t j = 0; j < cols / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = 0; e < 2; ++e)
+        acc = vector::InsertOp::create(
+            b, loc,
+            LLVM::ExtractValueOp::create(b, loc, regs,
+                                         ArrayRef<int64_t>{4 * j + 2 * h + e}),
+            acc, ArrayRef<int64_t>{j, h, e});
+  return acc;
+}
+
 Value KernelEmitter::emitWgmmaDot(DotOp op, const Fragment &a,
                                   const Fragment &bFrag, Value acc) {
   auto result = cast<RankedTensorType>(op.getResult().getType());
@@ -157,14 +190,9 @@ Value KernelEmitter::emitWgmmaDot(DotOp op, const Fragment &a,
   SmallVector<Type> fields(n / 2, f32Type);
   auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
   Value regs = LLVM::PoisonOp::create(b, loc, structType);
-  for (int64_t j = 0; j < n / 8; ++j)
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t e = 0; e < 2; ++e) {
-        Value x = vector::ExtractOp::create(b, loc, acc,
-                                            ArrayRef<int64_t>{j, h, e});
-        regs = LLVM::InsertValueOp::create(b, loc, regs, x,
-                                           ArrayRef<int64_t>{4 * j + 2 * h + e});
-      }
+  for (auto [i, x] : llvm::enumerate(accumulatorRegisters(b, loc, acc, n)))
+    regs = LLVM::InsertValueOp::create(b, loc, regs, x,
+                                       ArrayRef<int64_t>{int64_t(i)});
 
   // Warpgroup w reads Q rows [64w, 64w + 64): 64 rows of 128 bytes into
   // each column block. The offset is uniform over the warpgroup.
@@ -200,15 +228,7 @@ Value KernelEmitter::emitWgmmaDot(DotOp op, const Fragment &a,
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 
-  for (int64_t j = 0; j < n / 8; ++j)
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t e = 0; e < 2; ++e) {
-        Value x = LLVM::ExtractValueOp::create(
-            b, loc, regs, ArrayRef<int64_t>{4 * j + 2 * h + e});
-        acc = vector::InsertOp::create(b, loc, x, acc,
-                                       ArrayRef<int64_t>{j, h, e});
-      }
-  return acc;
+  return accumulatorFrom(b, loc, regs, acc, n);
 }
 
 Value KernelEmitter::emitWgmmaValues(ArrayRef<Value> pA, Value values,
@@ -261,11 +281,7 @@ Value KernelEmitter::emitWgmmaValues(ArrayRef<Value> pA, Value values,
   for (int64_t kk = 0; kk < kSteps; ++kk)
     operands.push_back(wgmmaDescriptor(values, kk * 16 * 128,
                                        /*leadingBytes=*/blockBytes));
-  for (int64_t j = 0; j < dv / 8; ++j)
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t e = 0; e < 2; ++e)
-        operands.push_back(vector::ExtractOp::create(
-            b, loc, acc, ArrayRef<int64_t>{j, h, e}));
+  operands.append(accumulatorRegisters(b, loc, acc, dv));
   SmallVector<Type> fields(regs, f32Type);
   auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
   auto asmOp = LLVM::InlineAsmOp::create(
@@ -274,13 +290,5 @@ Value KernelEmitter::emitWgmmaValues(ArrayRef<Value> pA, Value values,
       LLVM::tailcallkind::TailCallKind::None,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
       ArrayAttr());
-  for (int64_t j = 0; j < dv / 8; ++j)
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t e = 0; e < 2; ++e)
-        acc = vector::InsertOp::create(
-            b, loc,
-            LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
-                                         ArrayRef<int64_t>{4 * j + 2 * h + e}),
-            acc, ArrayRef<int64_t>{j, h, e});
-  return acc;
+  return accumulatorFrom(b, loc, asmOp.getResult(0), acc, dv);
 }
