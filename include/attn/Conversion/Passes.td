@@ -43,18 +43,22 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     cover get a diagnostic.
   }];
   let options = [
-    Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", "0",
+    Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", "-1",
            "When positive, ask ptxas (nvvm.minctasm) to fit this many CTAs "
-           "per multiprocessor by limiting registers">,
+           "per multiprocessor by limiting registers; 0: no target; -1: the "
+           "choice measured for the kernel's schedule (4 for the "
+           "one-warpgroup wgmma schedule unless causal at head_dim_v 128)">,
     Option<"skipUnmovedRescale", "skip-unmoved-rescale", "bool", "true",
            "Skip the accumulator rescale when no row max of the warp moved">,
     Option<"skipRescaleMinCols", "skip-rescale-min-cols", "int64_t", "128",
            "With skip-unmoved-rescale: only for accumulators (head_dim_v) "
            "at least this wide (the vote costs as much as a narrow rescale)">,
-    Option<"pairedOutputMaxCols", "paired-output-max-cols", "int64_t", "64",
+    Option<"pairedOutputMaxCols", "paired-output-max-cols", "int64_t", "-1",
            "Store two adjacent output columns per 4-byte store (16-bit "
-           "outputs) when the output tile is at most this wide (at d 128 "
-           "the extra live values cost more than the stores save)">,
+           "outputs) when the output tile is at most this wide; -1: the "
+           "choice measured for the kernel's schedule (every width for the "
+           "non-causal one-warpgroup wgmma schedule, else 64: on mma.sync "
+           "at d 128 the extra live values cost more than the stores save)">,
     Option<"wideLdmatrix", "wide-ldmatrix", "bool", "false",
            "Read the B fragments of two column tiles with one ldmatrix x4 "
            "(experimental: not yet through the GPU matrix)">,

@@ -31,8 +31,9 @@ void buildCpuLoweringPipeline(OpPassManager &pm);
 struct GpuTarget {
   std::string chip = "sm_90a";
   std::string features = "+ptx80";
-  /// When positive, CTAs per multiprocessor ptxas must fit (registers).
-  int64_t minBlocksPerSM = 0;
+  /// When positive, CTAs per multiprocessor ptxas must fit (registers);
+  /// 0: none; -1: the choice measured for the kernel's schedule.
+  int64_t minBlocksPerSM = -1;
   /// Schedule knobs for tuning runs (bench/variants.sh).
   bool skipUnmovedRescale = true;
   bool shortSharedPointers = true;
@@ -43,7 +44,8 @@ struct GpuTarget {
   bool wgmmaScores = true;
   bool wgmmaValues = true;
   int64_t skipRescaleMinCols = 128;
-  int64_t pairedOutputMaxCols = 64;
+  /// -1: the choice measured for the kernel's schedule.
+  int64_t pairedOutputMaxCols = -1;
 };
 
 /// Tile program -> gpu.module -> gpu.binary holding the PTX of each kernel

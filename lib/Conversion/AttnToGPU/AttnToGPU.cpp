@@ -150,14 +150,12 @@ struct ConvertAttnToGPUPass
       schedule.wgmmaValues = wgmmaValues;
       schedule.skipRescaleMinCols = skipRescaleMinCols;
       schedule.pairedOutputMaxCols = pairedOutputMaxCols;
+      schedule.minBlocksPerSM = minBlocksPerSM;
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))
         return signalPassFailure();
       kernel.erase();
     }
     for (auto func : gpuModule.getOps<gpu::GPUFuncOp>()) {
-      if (minBlocksPerSM > 0)
-        func->setAttr("nvvm.minctasm",
-                      b.getI32IntegerAttr(int32_t(minBlocksPerSM)));
       if (failed(placeSharedTiles(func, module, maxSharedBytes)))
         return signalPassFailure();
     }

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_lowering;
@@ -60,9 +62,54 @@ LogicalResult KernelEmitter::emit() {
   laneInRow = arith::RemUIOp::create(b, loc, lane, index(4));
 
   planWgmmaDots();
+  resolveAutoKnobs();
   if (failed(emitBlock(kernel.getBody().front())))
     return failure();
+  if (schedule.minBlocksPerSM > 0)
+    func->setAttr("nvvm.minctasm",
+                  b.getI32IntegerAttr(int32_t(schedule.minBlocksPerSM)));
   return success();
+}
+
+void KernelEmitter::resolveAutoKnobs() {
+  if (schedule.minBlocksPerSM >= 0 && schedule.pairedOutputMaxCols >= 0)
+    return;
+  bool causal = false;
+  int64_t outputCols = 0;
+  kernel.walk([&](Operation *op) {
+    if (isa<MaskCausalOp>(op))
+      causal = true;
+    if (auto store = dyn_cast<TileStoreOp>(op)) {
+      auto type = cast<RankedTensorType>(store.getValue().getType());
+      if (type.getRank() == 2)
+        outputCols = std::max(outputCols, type.getDimSize(1));
+    }
+  });
+  bool oneWarpgroupWgmma = !wgmmaDots.empty() && schedule.blockM == 64 &&
+                           schedule.numWarps == 4;
+  ScheduleKnobs knobs =
+      measuredScheduleKnobs(oneWarpgroupWgmma, causal, outputCols);
+  if (schedule.minBlocksPerSM < 0)
+    schedule.minBlocksPerSM = knobs.minBlocksPerSM;
+  if (schedule.pairedOutputMaxCols < 0)
+    schedule.pairedOutputMaxCols = knobs.pairedOutputMaxCols;
+}
+
+ScheduleKnobs gpu_lowering::measuredScheduleKnobs(bool oneWarpgroupWgmma,
+                                                  bool causal,
+                                                  int64_t outputCols) {
+  ScheduleKnobs knobs;
+  if (!oneWarpgroupWgmma)
+    return knobs;
+  // bf16, B * S = 16k, TFLOP/s at s 512 / 16k (bench/variants.sh): d 128
+  // non-causal 236 / 382 -> 275 / 400 (4 CTAs + pairs); d 64 non-causal
+  // 228 / 311 -> 229 / 322, causal 134 / 279 -> 149 / 305 (4 CTAs); d 128
+  // causal 151 / 362 unchanged (4 CTAs spill: 128 / 324).
+  if (!(causal && outputCols >= 128))
+    knobs.minBlocksPerSM = 4;
+  if (!causal)
+    knobs.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();
+  return knobs;
 }
 
 LogicalResult KernelEmitter::emitBlock(Block &block) {

@@ -59,9 +59,27 @@ struct GpuSchedule {
   bool wgmmaValues = true;
   /// The rescale skip applies to accumulators at least this wide.
   int64_t skipRescaleMinCols = 128;
-  /// 16-bit outputs at most this wide are stored as column pairs.
+  /// 16-bit outputs at most this wide are stored as column pairs; -1:
+  /// chosen by measuredScheduleKnobs.
+  int64_t pairedOutputMaxCols = 64;
+  /// CTAs per multiprocessor ptxas must fit (nvvm.minctasm) when positive;
+  /// -1: chosen by measuredScheduleKnobs.
+  int64_t minBlocksPerSM = 0;
+};
+
+/// The knobs measured best on the H200 (docs/perf-notes.md, session 6),
+/// for options left at -1 ("auto"). The one-warpgroup wgmma schedule (64
+/// query rows on 4 warps) fits 4 CTAs per multiprocessor in 128 registers
+/// without spilling except when causal at head_dim_v 128 (416 bytes of
+/// spills; it stays at 3), and its non-causal kernels gain from paired
+/// output stores at every width. Everything else keeps the earlier
+/// defaults (no CTA target, pairs up to 64 columns).
+struct ScheduleKnobs {
+  int64_t minBlocksPerSM = 0;
   int64_t pairedOutputMaxCols = 64;
 };
+ScheduleKnobs measuredScheduleKnobs(bool oneWarpgroupWgmma, bool causal,
+                                    int64_t outputCols);
 
 /// How a tile value lives on the GPU.
 enum class FragmentKind {
@@ -208,6 +226,9 @@ private:
   /// 16-bit Q K^T with a reduction a multiple of 64 and N <= 256, its
   /// operands are loads, and every dot reading those loads qualifies too.
   void planWgmmaDots();
+  /// Replaces the schedule's -1 ("auto") knobs by measuredScheduleKnobs
+  /// for this kernel (after planWgmmaDots).
+  void resolveAutoKnobs();
   bool dotOnWgmma(DotOp dot);
   /// Whether the load's tile is kept in wgmma's shared-memory layout.
   bool loadFeedsWgmma(TileLoadOp load);
