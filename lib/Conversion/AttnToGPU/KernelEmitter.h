@@ -126,7 +126,7 @@ private:
   LogicalResult emitFor(scf::ForOp loop);
   LogicalResult cloneScalar(Operation *op);
 
-  // Tile access (TileAccessToGPU.cpp).
+  // Tile access (TileAccessToGPU.cpp; fills in SharedTileFill.cpp).
   LogicalResult emitTileLoad(TileLoadOp op);
   LogicalResult emitTileStore(TileStoreOp op);
   Value sharedBuffer(RankedTensorType type, StringRef role,
@@ -148,6 +148,18 @@ private:
   /// Whether fillShared copies `op`'s tile with cp.async (checked again at
   /// run time: 16-byte alignment).
   bool copiesAsynchronously(TileLoadOp op, int64_t bufferCols);
+  // The fills' three ways (SharedTileFill.cpp).
+  void fillElementByElement(TileLoadOp op, Value shared, Value base,
+                            ArrayRef<Value> offsets);
+  /// cp.async of every 16-byte chunk, zero-filling those out of range.
+  void copyCheckedChunks(TileLoadOp op, Value shared, Value base,
+                         ArrayRef<Value> offsets);
+  /// Whether the tile splits into whole passes of the CTA that keep each
+  /// thread's column and swizzle (copyWholePasses).
+  bool copiesInWholePasses(TileLoadOp op, int64_t bufferCols);
+  /// cp.async with no checks, for tiles whose rows all exist.
+  void copyWholePasses(TileLoadOp op, Value shared, Value base,
+                       ArrayRef<Value> offsets);
   /// The A operand fragment of row tile `mTile`, k-step `kStep` from its
   /// shared tile.
   Value aFragment(Value shared, int64_t mTile, int64_t kStep);
