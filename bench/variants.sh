@@ -4,9 +4,11 @@
 # variant is "TILE MINBLOCKS KNOBS" ("-" = default): ATTN_GPU_TILE
 # (BM,BN,WARPS), ATTN_GPU_MIN_BLOCKS_PER_SM (CTAs/SM register target) and
 # ATTN_GPU_KNOBS (comma-separated: always-rescale, skip-rescale-all,
-# long-pointers, ldsm-x4, prefetch-k, pair-output-all, scalar-output; the
-# list attn-run accepts, lib/Tools/AttnRunMain.cpp readTuningKnobs); see
-# docs/perf-notes.md.
+# long-pointers, ldsm-x4, prefetch-k, no-diagonal-passes, reverse-q,
+# no-wgmma, wgmma-scores-only, pair-output-all, scalar-output; the list
+# attn-run accepts, lib/Tools/AttnRunMain.cpp readTuningKnobs); see
+# docs/perf-notes.md. MINBLOCKS 0 asks for no CTA target ("-": the
+# measured choice).
 # A measurement, not a test: attn-run's own medians, no peers.
 #   bash bench/variants.sh "- - -" "128,32,4 - -" ...   (bundle in /tmp/b)
 # VARIANT_D / VARIANT_S / VARIANT_CAUSAL narrow the shapes. VARIANT_DECODE=1

@@ -126,6 +126,8 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   schedule.skipUnmovedRescale = target.skipUnmovedRescale;
   schedule.wideLdmatrix = target.wideLdmatrix;
   schedule.prefetchKeys = target.prefetchKeys;
+  schedule.wholePassCopiesOnDiagonal = target.wholePassCopiesOnDiagonal;
+  schedule.reverseQueryBlocks = target.reverseQueryBlocks;
   // wgmma exists on sm_90a only (the "a" features).
   schedule.wgmmaScores = target.wgmmaScores && target.chip == "sm_90a";
   schedule.wgmmaValues = target.wgmmaValues;

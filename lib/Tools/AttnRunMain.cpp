@@ -147,6 +147,9 @@ const TuningKnob kTuningKnobs[] = {
     {"long-pointers", [](GpuTarget &t) { t.shortSharedPointers = false; }},
     {"ldsm-x4", [](GpuTarget &t) { t.wideLdmatrix = true; }},
     {"prefetch-k", [](GpuTarget &t) { t.prefetchKeys = true; }},
+    {"no-diagonal-passes",
+     [](GpuTarget &t) { t.wholePassCopiesOnDiagonal = false; }},
+    {"reverse-q", [](GpuTarget &t) { t.reverseQueryBlocks = true; }},
     {"no-wgmma", [](GpuTarget &t) { t.wgmmaScores = false; }},
     {"wgmma-scores-only", [](GpuTarget &t) {
        t.wgmmaScores = true;

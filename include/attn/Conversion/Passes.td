@@ -65,6 +65,16 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "Shared memory a CTA may have on the target chip (default: sm_90, "
            "227 KiB); tiles beyond 48 KiB use dynamic shared memory">,
+    Option<"wholePassCopiesOnDiagonal", "whole-pass-copies-on-diagonal",
+           "bool", "true",
+           "Copy K/V tiles whose rows all exist in unchecked whole passes "
+           "also in the loop that applies the causal mask (off: checked "
+           "copies there, fewer live registers; experimental, "
+           "docs/perf-notes.md session 6)">,
+    Option<"reverseQueryBlocks", "reverse-query-blocks", "bool", "false",
+           "Causal kernels: give the first CTAs the last query blocks (the "
+           "longest, with the most keys) so the grid's tail is short ones "
+           "(experimental: not yet measured)">,
     Option<"prefetchKeys", "prefetch-keys", "bool", "false",
            "Copy the next KV step's K tile while P * V runs (issued after "
            "the barrier that follows S = Q K^T; the first one before the "

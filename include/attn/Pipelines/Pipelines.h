@@ -39,6 +39,8 @@ struct GpuTarget {
   bool shortSharedPointers = true;
   bool wideLdmatrix = false;
   bool prefetchKeys = false;
+  bool wholePassCopiesOnDiagonal = true;
+  bool reverseQueryBlocks = false;
   /// S = Q K^T on wgmma where the schedule allows it (sm_90a only).
   /// (Default on: measured faster on the H200, docs/perf-notes.md.)
   bool wgmmaScores = true;

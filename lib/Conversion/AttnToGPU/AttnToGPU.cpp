@@ -146,6 +146,8 @@ struct ConvertAttnToGPUPass
       schedule.skipUnmovedRescale = skipUnmovedRescale;
       schedule.wideLdmatrix = wideLdmatrix;
       schedule.prefetchKeys = prefetchKeys;
+      schedule.wholePassCopiesOnDiagonal = wholePassCopiesOnDiagonal;
+      schedule.reverseQueryBlocks = reverseQueryBlocks;
       schedule.wgmmaScores = wgmmaScores;
       schedule.wgmmaValues = wgmmaValues;
       schedule.skipRescaleMinCols = skipRescaleMinCols;

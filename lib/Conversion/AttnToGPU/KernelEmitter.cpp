@@ -71,14 +71,18 @@ LogicalResult KernelEmitter::emit() {
   return success();
 }
 
+bool gpu_lowering::hasCausalMask(Operation *root) {
+  return root
+      ->walk([](MaskCausalOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
 void KernelEmitter::resolveAutoKnobs() {
   if (schedule.minBlocksPerSM >= 0 && schedule.pairedOutputMaxCols >= 0)
     return;
-  bool causal = false;
+  bool causal = hasCausalMask(kernel);
   int64_t outputCols = 0;
   kernel.walk([&](Operation *op) {
-    if (isa<MaskCausalOp>(op))
-      causal = true;
     if (auto store = dyn_cast<TileStoreOp>(op)) {
       auto type = cast<RankedTensorType>(store.getValue().getType());
       if (type.getRank() == 2)
@@ -127,7 +131,17 @@ LogicalResult KernelEmitter::cloneScalar(Operation *op) {
 LogicalResult KernelEmitter::emitOp(Operation *op) {
   if (auto pid = dyn_cast<ProgramIdOp>(op)) {
     auto dim = static_cast<gpu::Dimension>(pid.getDim());
-    scalars.map(pid.getResult(), gpu::BlockIdOp::create(b, loc, dim));
+    Value id = gpu::BlockIdOp::create(b, loc, dim);
+    // Longest first: in a causal grid the last query blocks see the most
+    // keys; starting them first leaves short CTAs for the grid's tail.
+    if (schedule.reverseQueryBlocks && dim == gpu::Dimension::x &&
+        hasCausalMask(kernel))
+      id = arith::SubIOp::create(
+          b, loc,
+          arith::SubIOp::create(b, loc, gpu::GridDimOp::create(b, loc, dim),
+                                index(1)),
+          id);
+    scalars.map(pid.getResult(), id);
     return success();
   }
   if (auto num = dyn_cast<NumProgramsOp>(op)) {

@@ -53,6 +53,10 @@ struct GpuSchedule {
   bool skipUnmovedRescale = true;
   bool wideLdmatrix = false;
   bool prefetchKeys = false;
+  /// Whole-pass copies also inside the loop that applies the causal mask.
+  bool wholePassCopiesOnDiagonal = true;
+  /// Causal kernels: program_id 0 counted from the grid's end.
+  bool reverseQueryBlocks = false;
   /// S = Q K^T on wgmma where the dot allows it (WgmmaScores.cpp).
   bool wgmmaScores = false;
   /// With wgmmaScores, P * V on wgmma too.
@@ -80,6 +84,9 @@ struct ScheduleKnobs {
 };
 ScheduleKnobs measuredScheduleKnobs(bool oneWarpgroupWgmma, bool causal,
                                     int64_t outputCols);
+
+/// Whether `root` holds an attn.mask_causal.
+bool hasCausalMask(Operation *root);
 
 /// How a tile value lives on the GPU.
 enum class FragmentKind {

@@ -189,6 +189,11 @@ bool KernelEmitter::copiesInWholePasses(TileLoadOp op, int64_t bufferCols) {
   int64_t threads = schedule.numThreads;
   if (type.getDimSize(1) != bufferCols || threads % chunksPerRow != 0)
     return false;
+  if (!schedule.wholePassCopiesOnDiagonal) {
+    auto loop = op->getParentOfType<scf::ForOp>();
+    if (loop && hasCausalMask(loop))
+      return false;
+  }
   // The swizzle phase repeats every 8 rows, so a pass of a multiple of 8
   // rows keeps each thread's swizzled column.
   int64_t rowsPerPass = threads / chunksPerRow;

@@ -1,0 +1,48 @@
+// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true}, canonicalize, cse)' | FileCheck %s --check-prefix=DEFAULT
+// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true whole-pass-copies-on-diagonal=false}, canonicalize, cse)' | FileCheck %s --check-prefix=NODIAG
+// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true reverse-query-blocks=true}, canonicalize, cse)' | FileCheck %s --check-prefix=REVERSE
+
+// A causal program has two KV loops: the blocks below the diagonal, then
+// the ones the causal mask applies to. By default both copy K and V in
+// unchecked whole passes (a flat view each); without
+// whole-pass-copies-on-diagonal the second loop keeps the checked copies.
+// DEFAULT-LABEL: gpu.func @causal
+// DEFAULT: scf.for
+// DEFAULT: memref.reinterpret_cast %arg1
+// DEFAULT: memref.reinterpret_cast %arg2
+// DEFAULT: scf.for
+// DEFAULT: memref.reinterpret_cast %arg1
+// DEFAULT: memref.reinterpret_cast %arg2
+// DEFAULT: gpu.return
+// DEFAULT-NOT: gpu.grid_dim x
+// NODIAG-LABEL: gpu.func @causal
+// NODIAG: scf.for
+// NODIAG: memref.reinterpret_cast %arg1
+// NODIAG: memref.reinterpret_cast %arg2
+// NODIAG: arith.cmpi sgt
+// NODIAG: scf.for
+// NODIAG-NOT: memref.reinterpret_cast
+// NODIAG: gpu.return
+// reverse-query-blocks: query block = grid_dim.x - 1 - block_id.x.
+// REVERSE-LABEL: gpu.func @causal
+// REVERSE-DAG: %[[BX:.+]] = gpu.block_id x
+// REVERSE-DAG: %[[GX:.+]] = gpu.grid_dim x
+// REVERSE: %[[LAST:.+]] = arith.subi %[[GX]], %c1 : index
+// REVERSE: arith.subi %[[LAST]], %[[BX]] : index
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t) {
+  attn.flash_attention %q, %k, %v -> %o causal = top_left : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+// Non-causal kernels keep their order (all their CTAs do the same work).
+// REVERSE-LABEL: gpu.func @full
+// REVERSE-NOT: gpu.grid_dim x
+// REVERSE: gpu.return
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @full(%q: !t, %k: !t, %v: !t, %o: !t) {
+  attn.flash_attention %q, %k, %v -> %o : !t, !t, !t -> !t
+  return
+}
