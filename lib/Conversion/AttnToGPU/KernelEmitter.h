@@ -156,6 +156,10 @@ private:
   /// run time: 16-byte alignment).
   bool copiesAsynchronously(TileLoadOp op, int64_t bufferCols);
   // The fills' three ways (SharedTileFill.cpp).
+  /// Calls `body(loc, row, item)` for each of the rows x perRow items of a
+  /// tile this thread takes (item i = threadId + k * numThreads).
+  void forEachOfTile(int64_t rows, int64_t perRow,
+                     llvm::function_ref<void(Location, Value, Value)> body);
   void fillElementByElement(TileLoadOp op, Value shared, Value base,
                             ArrayRef<Value> offsets);
   /// cp.async of every 16-byte chunk, zero-filling those out of range.

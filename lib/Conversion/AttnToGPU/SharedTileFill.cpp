@@ -98,6 +98,21 @@ void KernelEmitter::fillShared(TileLoadOp op, Value shared, Value base,
   pendingCopies.push_back(shared);
 }
 
+void KernelEmitter::forEachOfTile(
+    int64_t rows, int64_t perRow,
+    llvm::function_ref<void(Location, Value, Value)> body) {
+  scf::ForOp::create(
+      b, loc, threadId, index(rows * perRow), index(schedule.numThreads),
+      ValueRange{}, [&](OpBuilder &nb, Location l, Value linear, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value row = arith::DivUIOp::create(b, l, linear, index(perRow));
+        Value item = arith::RemUIOp::create(b, l, linear, index(perRow));
+        body(l, row, item);
+        scf::YieldOp::create(b, l);
+      });
+}
+
 void KernelEmitter::fillElementByElement(TileLoadOp op, Value shared,
                                          Value base, ArrayRef<Value> offsets) {
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -108,43 +123,35 @@ void KernelEmitter::fillElementByElement(TileLoadOp op, Value shared,
                                     op.getPaddingOrDefault());
   Value zero =
       createPaddingConstant(b, loc, type.getElementType(), PaddingOption::zero);
-  scf::ForOp::create(
-      b, loc, threadId, index(rows * bufferCols), index(schedule.numThreads),
-      ValueRange{}, [&](OpBuilder &nb, Location l, Value linear, ValueRange) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value r = arith::DivUIOp::create(b, l, linear, index(bufferCols));
-        Value c = arith::RemUIOp::create(b, l, linear, index(bufferCols));
-        SmallVector<Value> position = {r};
-        if (type.getRank() == 2)
-          position.push_back(c);
-        auto [indices, inRange] = globalIndices(
-            b, l, base, offsets, op.getDims(), position, op.getBoundaryCheck());
-        Value inTile = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, c,
-                                             index(cols));
-        Value read = arith::AndIOp::create(b, l, inRange, inTile);
-        Value outside = arith::SelectOp::create(b, l, inTile, pad, zero);
-        auto value =
-            scf::IfOp::create(b, l, TypeRange{type.getElementType()}, read,
-                              /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPointToStart(value.thenBlock());
-          Value v = memref::LoadOp::create(b, l, base, indices);
-          scf::YieldOp::create(b, l, v);
-          b.setInsertionPointToStart(value.elseBlock());
-          scf::YieldOp::create(b, l, outside);
-        }
-        SmallVector<Value> smemIndex = type.getRank() == 2
-                                           ? sharedIndices(shared, r, c)
-                                           : SmallVector<Value>{r};
-        Value staged = value.getResult(0);
-        // f32 tiles feed tf32 tensor cores: round once, here.
-        if (type.getElementType().isF32())
-          staged = roundToTF32(staged);
-        memref::StoreOp::create(b, l, staged, shared, smemIndex);
-        scf::YieldOp::create(b, l);
-      });
+  forEachOfTile(rows, bufferCols, [&](Location l, Value r, Value c) {
+    SmallVector<Value> position = {r};
+    if (type.getRank() == 2)
+      position.push_back(c);
+    auto [indices, inRange] = globalIndices(b, l, base, offsets, op.getDims(),
+                                            position, op.getBoundaryCheck());
+    Value inTile =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, c, index(cols));
+    Value read = arith::AndIOp::create(b, l, inRange, inTile);
+    Value outside = arith::SelectOp::create(b, l, inTile, pad, zero);
+    auto value = scf::IfOp::create(b, l, TypeRange{type.getElementType()}, read,
+                                   /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(value.thenBlock());
+      Value v = memref::LoadOp::create(b, l, base, indices);
+      scf::YieldOp::create(b, l, v);
+      b.setInsertionPointToStart(value.elseBlock());
+      scf::YieldOp::create(b, l, outside);
+    }
+    SmallVector<Value> smemIndex = type.getRank() == 2
+                                       ? sharedIndices(shared, r, c)
+                                       : SmallVector<Value>{r};
+    Value staged = value.getResult(0);
+    // f32 tiles feed tf32 tensor cores: round once, here.
+    if (type.getElementType().isF32())
+      staged = roundToTF32(staged);
+    memref::StoreOp::create(b, l, staged, shared, smemIndex);
+  });
 }
 
 void KernelEmitter::copyCheckedChunks(TileLoadOp op, Value shared, Value base,
@@ -155,31 +162,22 @@ void KernelEmitter::copyCheckedChunks(TileLoadOp op, Value shared, Value base,
   int64_t chunksPerRow = sharedColumns(shared) / 8;
   ArrayRef<int64_t> dims = op.getDims();
   std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
-  scf::ForOp::create(
-      b, loc, threadId, index(rows * chunksPerRow), index(schedule.numThreads),
-      ValueRange{}, [&](OpBuilder &nb, Location l, Value linear, ValueRange) {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value r = arith::DivUIOp::create(b, l, linear, index(chunksPerRow));
-        Value c = arith::MulIOp::create(
-            b, l, arith::RemUIOp::create(b, l, linear, index(chunksPerRow)),
-            index(8));
-        auto [indices, inRange] =
-            globalIndices(b, l, base, offsets, dims, {r, c}, checks);
-        Value inTile = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, c,
-                                             index(cols));
-        Value valid = arith::AndIOp::create(b, l, inRange, inTile);
-        // Invalid chunks read nothing (0 source elements, zero fill);
-        // their address is kept in range anyway.
-        for (int64_t d : dims)
-          indices[d] =
-              arith::SelectOp::create(b, l, valid, indices[d], index(0));
-        Value count = arith::SelectOp::create(b, l, valid, index(8), index(0));
-        nvgpu::DeviceAsyncCopyOp::create(
-            b, l, shared, sharedIndices(shared, r, c), base, indices,
-            b.getIndexAttr(8), count, UnitAttr());
-        scf::YieldOp::create(b, l);
-      });
+  forEachOfTile(rows, chunksPerRow, [&](Location l, Value r, Value chunk) {
+    Value c = arith::MulIOp::create(b, l, chunk, index(8));
+    auto [indices, inRange] =
+        globalIndices(b, l, base, offsets, dims, {r, c}, checks);
+    Value inTile =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, c, index(cols));
+    Value valid = arith::AndIOp::create(b, l, inRange, inTile);
+    // Invalid chunks read nothing (0 source elements, zero fill);
+    // their address is kept in range anyway.
+    for (int64_t d : dims)
+      indices[d] = arith::SelectOp::create(b, l, valid, indices[d], index(0));
+    Value count = arith::SelectOp::create(b, l, valid, index(8), index(0));
+    nvgpu::DeviceAsyncCopyOp::create(b, l, shared, sharedIndices(shared, r, c),
+                                     base, indices, b.getIndexAttr(8), count,
+                                     UnitAttr());
+  });
 }
 
 bool KernelEmitter::copiesInWholePasses(TileLoadOp op, int64_t bufferCols) {
