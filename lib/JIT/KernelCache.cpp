@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DiskCache.h"
+#include "Schedule.h"
 #include "TargetKernels.h"
 #include "attn/InitAttn.h"
 #include "attn/JIT/Attention.h"
@@ -40,6 +41,7 @@ struct Compiled {
 struct Cache {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_future<Compiled>> kernels;
+  std::unordered_map<std::string, std::shared_ptr<const Kernel>> tuned;
   std::atomic<uint64_t> memoryHits{0}, diskHits{0}, compilations{0};
 };
 
@@ -48,9 +50,11 @@ Cache &cache() {
   return *instance;                     // outlive static destruction
 }
 
+} // namespace
+
 /// Identifies the compiler build: code compiled by another build of
 /// libattn (another size or modification time) is not reused.
-const std::string &compilerIdentity() {
+const std::string &attn::detail::compilerIdentity() {
   static const std::string identity = [] {
     std::string text = "llvm " LLVM_VERSION_STRING;
     Dl_info info;
@@ -65,8 +69,21 @@ const std::string &compilerIdentity() {
   return identity;
 }
 
-std::string diskKey(const AttentionSpec &spec, const Target &target) {
+namespace {
+
+/// The in-memory cache's key; the default schedule's is the spec and the
+/// target alone (as before schedules existed, so old disk entries stay).
+std::string memoryKey(const AttentionSpec &spec, const Target &target,
+                      const Schedule &schedule) {
   std::string key = spec.str() + " target=" + target.str();
+  if (!schedule.isDefault())
+    key += " schedule=" + schedule.name;
+  return key;
+}
+
+std::string diskKey(const AttentionSpec &spec, const Target &target,
+                    const Schedule &schedule) {
+  std::string key = memoryKey(spec, target, schedule);
   if (target.kind == Target::Kind::Cpu)
     key += " host=" + mlir::attn::hostCpuDescription();
   return key + " compiler=" + compilerIdentity();
@@ -75,7 +92,7 @@ std::string diskKey(const AttentionSpec &spec, const Target &target) {
 /// Compiles `spec` for `target` in a fresh context: the kernel's name, its
 /// block_m and its code (PTX or object code).
 bool compile(const AttentionSpec &spec, const Target &target,
-             CachedCode &code, std::string &error) {
+             const Schedule &schedule, CachedCode &code, std::string &error) {
   mlir::DialectRegistry registry;
   mlir::attn::registerAttnDialects(registry);
   // One compilation per thread: the caller parallelises across kernels.
@@ -96,9 +113,16 @@ bool compile(const AttentionSpec &spec, const Target &target,
 
   auto module = mlir::attn::buildFlashAttentionModule(&ctx, spec);
   bool onGpu = target.kind == Target::Kind::Cuda;
+  std::optional<mlir::attn::TileConfig> tiles;
+  if (schedule.blockM > 0) {
+    tiles.emplace();
+    tiles->blockM = schedule.blockM;
+    tiles->blockN = schedule.blockN;
+    tiles->numWarps = schedule.numWarps;
+  }
   if (mlir::failed(mlir::attn::compileTileProgram(
           *module, onGpu ? "gpu:" + target.chip : "cpu", spec.headDim,
-          spec.effectiveHeadDimV(), int64_t(dtypeBytes(spec.dtype)))))
+          spec.effectiveHeadDimV(), int64_t(dtypeBytes(spec.dtype)), tiles)))
     return fail("compiling the tile program failed");
   auto signature = mlir::attn::analyzeKernel(*module);
   if (mlir::failed(signature))
@@ -109,6 +133,9 @@ bool compile(const AttentionSpec &spec, const Target &target,
   if (onGpu) {
     mlir::attn::GpuTarget gpu;
     gpu.chip = target.chip;
+    gpu.minBlocksPerSM = schedule.minBlocksPerSM;
+    gpu.wholePassCopiesOnDiagonal = schedule.wholePassCopiesOnDiagonal;
+    gpu.reverseQueryBlocks = schedule.reverseQueryBlocks;
     auto ptx = mlir::attn::compileToPtx(*module, gpu);
     if (mlir::failed(ptx))
       return fail("lowering to PTX for " + target.chip + " failed");
@@ -122,10 +149,10 @@ bool compile(const AttentionSpec &spec, const Target &target,
 }
 
 Compiled obtain(const AttentionSpec &spec, const Target &target,
-                KernelOrigin &origin) {
+                const Schedule &schedule, KernelOrigin &origin) {
   Compiled result;
   std::string directory = diskCacheDirectory();
-  std::string key = diskKey(spec, target);
+  std::string key = diskKey(spec, target, schedule);
   CachedCode code;
   if (readCacheEntry(directory, key, code)) {
     result.kernel = makeKernel(spec, target, std::move(code), result.error);
@@ -140,7 +167,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   cache().compilations++;
   origin = KernelOrigin::Compiled;
   code = CachedCode();
-  if (!compile(spec, target, code, result.error))
+  if (!compile(spec, target, schedule, code, result.error))
     return result;
   writeCacheEntry(directory, key, code);
   result.kernel = makeKernel(spec, target, std::move(code), result.error);
@@ -149,10 +176,11 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
 
 } // namespace
 
-std::shared_ptr<const Kernel> attn::getKernel(const AttentionSpec &spec,
-                                              const Target &target,
-                                              std::string &error,
-                                              KernelOrigin *origin) {
+std::shared_ptr<const Kernel>
+attn::detail::getScheduledKernel(const AttentionSpec &spec,
+                                 const Target &target,
+                                 const Schedule &schedule, std::string &error,
+                                 KernelOrigin *origin) {
   std::string invalid = spec.validate();
   if (!invalid.empty()) {
     error = invalid;
@@ -163,7 +191,7 @@ std::shared_ptr<const Kernel> attn::getKernel(const AttentionSpec &spec,
     return nullptr;
   }
   Cache &c = cache();
-  std::string key = spec.str() + " target=" + target.str();
+  std::string key = memoryKey(spec, target, schedule);
   std::promise<Compiled> promise;
   std::shared_future<Compiled> future;
   bool owner = false;
@@ -180,7 +208,7 @@ std::shared_ptr<const Kernel> attn::getKernel(const AttentionSpec &spec,
   }
   KernelOrigin found = KernelOrigin::MemoryCache;
   if (owner) {
-    Compiled result = obtain(spec, target, found);
+    Compiled result = obtain(spec, target, schedule, found);
     if (!result.kernel) {
       // Failures are not cached: the next call tries again.
       std::lock_guard<std::mutex> lock(c.mutex);
@@ -200,6 +228,30 @@ std::shared_ptr<const Kernel> attn::getKernel(const AttentionSpec &spec,
   return result.kernel;
 }
 
+std::shared_ptr<const Kernel> attn::getKernel(const AttentionSpec &spec,
+                                              const Target &target,
+                                              std::string &error,
+                                              KernelOrigin *origin) {
+  auto kernel = getScheduledKernel(spec, target, Schedule(), error, origin);
+  if (!kernel || !autotuneRequested())
+    return kernel;
+  std::vector<Schedule> candidates = candidateSchedules(spec, target);
+  if (candidates.size() < 2)
+    return kernel;
+  // One tuned kernel per spec and target, so that its choices are made
+  // once per process (and read from the disk by the next one).
+  Cache &c = cache();
+  std::string key = memoryKey(spec, target, Schedule()) + " autotuned";
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.tuned.find(key);
+  if (it == c.tuned.end())
+    it = c.tuned
+             .emplace(key, makeTunedKernel(spec, target, std::move(kernel),
+                                           std::move(candidates)))
+             .first;
+  return it->second;
+}
+
 CacheStats attn::cacheStats() {
   Cache &c = cache();
   CacheStats stats;
@@ -213,6 +265,7 @@ void attn::clearMemoryCache() {
   Cache &c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.kernels.clear();
+  c.tuned.clear();
   c.memoryHits = c.diskHits = c.compilations = 0;
 }
 

@@ -81,6 +81,8 @@ bool CudaDriver::init(std::string &error) {
       return false;
     }
   }
+  // Optional (CUDA 10+): without it, streams are taken as not capturing.
+  cuStreamIsCapturing = dlsym(library, "cuStreamIsCapturing");
   if (!check(as<CUresult (*)(unsigned)>(cuInit)(0), "cuInit", error))
     return false;
   CUdevice device;
@@ -223,8 +225,16 @@ bool CudaDriver::synchronize(std::string &error) {
                error);
 }
 
+bool CudaDriver::capturing(void *stream) const {
+  if (!cuStreamIsCapturing)
+    return false;
+  int status = 0; // CU_STREAM_CAPTURE_STATUS_NONE
+  auto query = as<CUresult (*)(CUstream, int *)>(cuStreamIsCapturing);
+  return query(static_cast<CUstream>(stream), &status) == 0 && status != 0;
+}
+
 bool CudaDriver::time(const std::function<bool(std::string &)> &run,
-                      float &ms, std::string &error) {
+                      float &ms, std::string &error, void *stream) {
   CUevent start = nullptr, stop = nullptr;
   auto create = as<CUresult (*)(CUevent *, unsigned)>(cuEventCreate);
   auto record = as<CUresult (*)(CUevent, CUstream)>(cuEventRecord);
@@ -232,8 +242,9 @@ bool CudaDriver::time(const std::function<bool(std::string &)> &run,
   if (!check(create(&start, 0), "cuEventCreate", error) ||
       !check(create(&stop, 0), "cuEventCreate", error))
     return false;
-  bool ok = check(record(start, nullptr), "cuEventRecord", error) &&
-            run(error) && check(record(stop, nullptr), "cuEventRecord", error) &&
+  auto on = static_cast<CUstream>(stream);
+  bool ok = check(record(start, on), "cuEventRecord", error) && run(error) &&
+            check(record(stop, on), "cuEventRecord", error) &&
             check(as<CUresult (*)(CUevent)>(cuEventSynchronize)(stop),
                   "cuEventSynchronize", error) &&
             check(as<CUresult (*)(float *, CUevent, CUevent)>(

@@ -131,6 +131,12 @@ protected:
       : spec_(std::move(spec)), target_(std::move(target)), blockM_(blockM) {}
   virtual bool run(const LaunchArgs &args, float scale, int64_t gridX,
                    int64_t gridY, std::string &error) const = 0;
+  /// `kernel`'s run, for kernels that dispatch to others (the autotuner's).
+  static bool runOther(const Kernel &kernel, const LaunchArgs &args,
+                       float scale, int64_t gridX, int64_t gridY,
+                       std::string &error) {
+    return kernel.run(args, scale, gridX, gridY, error);
+  }
 
 private:
   AttentionSpec spec_;

@@ -83,9 +83,14 @@ public:
               std::vector<void *> &params, std::string &error,
               void *stream = nullptr);
   bool synchronize(std::string &error);
-  /// Milliseconds `run` takes on the GPU, timed with CUDA events.
+  /// Milliseconds `run` takes on the GPU, timed with CUDA events recorded
+  /// on `stream` (a CUstream; null: the default stream).
   bool time(const std::function<bool(std::string &)> &run, float &ms,
-            std::string &error);
+            std::string &error, void *stream = nullptr);
+  /// Whether work on `stream` is being captured into a CUDA graph (where
+  /// it cannot be synchronised or timed). False where the driver cannot
+  /// say.
+  bool capturing(void *stream) const;
 
 private:
   CudaDriver() = default;
@@ -106,7 +111,7 @@ private:
        *cuEventSynchronize = nullptr, *cuEventElapsedTime = nullptr,
        *cuEventDestroy = nullptr, *cuFuncSetAttribute = nullptr,
        *cuCtxGetCurrent = nullptr, *cuCtxGetDevice = nullptr,
-       *cuDeviceGetAttribute = nullptr;
+       *cuDeviceGetAttribute = nullptr, *cuStreamIsCapturing = nullptr;
 };
 
 } // namespace mlir::attn

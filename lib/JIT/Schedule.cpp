@@ -1,0 +1,80 @@
+//===- Schedule.cpp - candidate schedules, length buckets -----------------===//
+
+#include "Schedule.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using namespace attn;
+using namespace attn::detail;
+
+namespace {
+std::mutex testingMutex;
+std::optional<std::vector<Schedule>> testingSchedules;
+} // namespace
+
+void attn::detail::setCandidateSchedulesForTesting(
+    std::optional<std::vector<Schedule>> schedules) {
+  std::lock_guard<std::mutex> lock(testingMutex);
+  testingSchedules = std::move(schedules);
+}
+
+std::vector<Schedule>
+attn::detail::candidateSchedules(const AttentionSpec &spec,
+                                 const Target &target) {
+  {
+    std::lock_guard<std::mutex> lock(testingMutex);
+    if (testingSchedules)
+      return *testingSchedules;
+  }
+  std::vector<Schedule> schedules(1);
+  // The wgmma schedule's family on sm_90a (16-bit, head dims whole 64-column
+  // blocks up to 128): the alternatives measured to win somewhere on the
+  // H200 (docs/perf-notes.md, sessions 5-6): two warpgroups of 64 rows with
+  // 64 or 128 keys per step (d 64 non-causal and causal d 128 at 16k), and
+  // for causal kernels 4 CTAs/SM with checked copies on the diagonal and
+  // the longest-first grid.
+  int64_t dv = spec.effectiveHeadDimV();
+  bool wgmmaFamily = target.kind == Target::Kind::Cuda &&
+                     target.chip == "sm_90a" && spec.dtype != DType::F32 &&
+                     spec.headDim % 64 == 0 && dv % 64 == 0 &&
+                     spec.headDim <= 128 && dv <= 128;
+  if (!wgmmaFamily)
+    return schedules;
+  auto tiles = [](const char *name, int64_t m, int64_t n, int64_t warps) {
+    Schedule s;
+    s.name = name;
+    s.blockM = m;
+    s.blockN = n;
+    s.numWarps = warps;
+    return s;
+  };
+  schedules.push_back(tiles("128x64x8", 128, 64, 8));
+  schedules.push_back(tiles("128x128x8", 128, 128, 8));
+  if (spec.causal != CausalKind::None) {
+    Schedule fourCtas;
+    fourCtas.name = "4cta-checked-diagonal";
+    fourCtas.minBlocksPerSM = 4;
+    fourCtas.wholePassCopiesOnDiagonal = false;
+    schedules.push_back(fourCtas);
+    Schedule longestFirst;
+    longestFirst.name = "longest-first";
+    longestFirst.reverseQueryBlocks = true;
+    schedules.push_back(longestFirst);
+  }
+  return schedules;
+}
+
+int64_t attn::detail::lengthBucket(int64_t length) {
+  int64_t bucket = 64;
+  while (bucket < length && bucket < (int64_t(1) << 40))
+    bucket *= 2;
+  return bucket;
+}
+
+bool attn::detail::autotuneRequested() {
+  const char *value = std::getenv("ATTN_AUTOTUNE");
+  return value && (!std::strcmp(value, "1") || !std::strcmp(value, "on") ||
+                   !std::strcmp(value, "true"));
+}

@@ -1,0 +1,215 @@
+// The autotuner (ATTN_AUTOTUNE=1): candidate schedules per spec, length
+// buckets, and the tuned kernel's choices, made once per bucket, kept on
+// disk and read back by a fresh process (here: a cleared memory cache). Run
+// on the CPU with two tile configurations as the candidates; on the GPU the
+// same code times with CUDA events (bench/ and docs/perf-notes.md).
+
+#include "../../lib/JIT/Schedule.h"
+#include "attn/JIT/Attention.h"
+#include "attn/Reference/Reference.h"
+#include "attn/Runner/HostTensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <dirent.h>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace attn;
+using namespace attn::detail;
+
+namespace {
+
+std::vector<std::string> names(const std::vector<Schedule> &schedules) {
+  std::vector<std::string> out;
+  for (const Schedule &s : schedules)
+    out.push_back(s.name);
+  return out;
+}
+
+TEST(Autotune, LengthBuckets) {
+  EXPECT_EQ(lengthBucket(1), 64);
+  EXPECT_EQ(lengthBucket(64), 64);
+  EXPECT_EQ(lengthBucket(65), 128);
+  EXPECT_EQ(lengthBucket(512), 512);
+  EXPECT_EQ(lengthBucket(513), 1024);
+  EXPECT_EQ(lengthBucket(100000), 131072);
+}
+
+TEST(Autotune, CandidatesPerSpecAndTarget) {
+  std::string error;
+  AttentionSpec spec;
+  spec.dtype = DType::BF16;
+  spec.headDim = 128;
+  Target hopper = *Target::parse("cuda:sm_90a", error);
+  EXPECT_EQ(names(candidateSchedules(spec, hopper)),
+            (std::vector<std::string>{"default", "128x64x8", "128x128x8"}));
+  spec.causal = CausalKind::TopLeft;
+  EXPECT_EQ(
+      names(candidateSchedules(spec, hopper)),
+      (std::vector<std::string>{"default", "128x64x8", "128x128x8",
+                                "4cta-checked-diagonal", "longest-first"}));
+  // Nothing else measured to win: no tuning.
+  EXPECT_EQ(
+      candidateSchedules(spec, *Target::parse("cuda:sm_80", error)).size(), 1u);
+  EXPECT_EQ(candidateSchedules(spec, *Target::parse("cpu", error)).size(), 1u);
+  spec.headDim = 80;
+  EXPECT_EQ(candidateSchedules(spec, hopper).size(), 1u);
+  spec.headDim = 128;
+  spec.dtype = DType::F32;
+  EXPECT_EQ(candidateSchedules(spec, hopper).size(), 1u);
+}
+
+// A schedule is compiled in: the 8-warp candidate's PTX asks for 256
+// threads, the default's for 128 (one warpgroup).
+TEST(Autotune, ScheduleChangesTheKernel) {
+  std::string error;
+  AttentionSpec spec;
+  spec.dtype = DType::BF16;
+  spec.headDim = 64;
+  Target hopper = *Target::parse("cuda:sm_90a", error);
+  auto schedules = candidateSchedules(spec, hopper);
+  ASSERT_EQ(schedules[1].name, "128x64x8");
+  auto base = getScheduledKernel(spec, hopper, schedules[0], error);
+  ASSERT_TRUE(base) << error;
+  auto wide = getScheduledKernel(spec, hopper, schedules[1], error);
+  ASSERT_TRUE(wide) << error;
+  EXPECT_NE(base->ptx().find(".maxntid 128, 1, 1"), std::string::npos);
+  EXPECT_NE(wide->ptx().find(".maxntid 256, 1, 1"), std::string::npos);
+  EXPECT_EQ(base->blockM(), 64);
+  EXPECT_EQ(wide->blockM(), 128);
+}
+
+class AutotuneCpu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/attn-autotune-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir = pattern;
+    setenv("ATTN_CACHE_DIR", dir.c_str(), 1);
+    setenv("ATTN_AUTOTUNE", "1", 1);
+    clearMemoryCache();
+    Schedule small;
+    small.name = "32x32";
+    small.blockM = 32;
+    small.blockN = 32;
+    setCandidateSchedulesForTesting(std::vector<Schedule>{Schedule(), small});
+  }
+  void TearDown() override {
+    setCandidateSchedulesForTesting(std::nullopt);
+    unsetenv("ATTN_AUTOTUNE");
+    std::string command = "rm -rf '" + dir + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0);
+    clearMemoryCache();
+  }
+  size_t files() const {
+    size_t count = 0;
+    if (DIR *d = opendir(dir.c_str())) {
+      while (dirent *e = readdir(d))
+        count += e->d_name[0] != '.';
+      closedir(d);
+    }
+    return count;
+  }
+  std::string dir;
+};
+
+TensorRef refOf(HostTensor &t) {
+  TensorRef r;
+  r.data = t.data();
+  r.rank = int(t.rank());
+  for (int i = 0; i < r.rank; ++i) {
+    r.sizes[i] = t.sizes[i];
+    r.strides[i] = t.strides[i];
+  }
+  return r;
+}
+
+/// Runs `kernel` on fresh random inputs (O poisoned with NaN) and returns
+/// O's relative L2 error against the float64 reference.
+double runAndCompare(const Kernel &kernel, int64_t sq, int64_t skv,
+                     uint64_t seed) {
+  const AttentionSpec &spec = kernel.spec();
+  HostTensor q = makeAttnTensor(spec.dtype, 1, 2, sq, spec.headDim, "bhsd");
+  HostTensor k = makeAttnTensor(spec.dtype, 1, 2, skv, spec.headDim, "bhsd");
+  HostTensor v = makeAttnTensor(spec.dtype, 1, 2, skv, spec.headDim, "bhsd");
+  HostTensor o = makeAttnTensor(spec.dtype, 1, 2, sq, spec.headDim, "bhsd");
+  std::mt19937_64 rng(seed);
+  fillStandardNormal(q, rng);
+  fillStandardNormal(k, rng);
+  fillStandardNormal(v, rng);
+  fillNaN(o);
+  LaunchArgs args;
+  args.q = refOf(q);
+  args.k = refOf(k);
+  args.v = refOf(v);
+  args.o = refOf(o);
+  args.scale = 0.2f;
+  std::string error;
+  if (!kernel.launch(args, error)) {
+    ADD_FAILURE() << error;
+    return INFINITY;
+  }
+  std::vector<double> refOut, refLse;
+  referenceAttention(q, k, v, double(0.2f), spec.causal, refOut, refLse);
+  Comparison c = compare(o, refOut);
+  return c.finite ? c.relL2Err : INFINITY;
+}
+
+TEST_F(AutotuneCpu, ChoosesOncePerBucketAndKeepsTheChoiceOnDisk) {
+  AttentionSpec spec;
+  spec.dtype = DType::F16;
+  spec.headDim = 32;
+  spec.causal = CausalKind::BottomRight;
+  std::string error;
+  Target host = *Target::parse("cpu", error);
+  auto kernel = getKernel(spec, host, error);
+  ASSERT_TRUE(kernel) << error;
+  uint64_t tuned = tunedBucketCount();
+
+  // First launch in the bucket (q 128, kv 256): both candidates compiled
+  // and timed, the fastest writes the output.
+  EXPECT_LE(runAndCompare(*kernel, 100, 200, 1), 2e-3);
+  EXPECT_EQ(tunedBucketCount(), tuned + 1);
+  EXPECT_EQ(cacheStats().compilations, 2u);
+  EXPECT_EQ(files(), 3u); // two kernels and the choice
+  // Same bucket: no timing, no compilation.
+  EXPECT_LE(runAndCompare(*kernel, 90, 250, 2), 2e-3);
+  EXPECT_EQ(tunedBucketCount(), tuned + 1);
+  EXPECT_EQ(cacheStats().compilations, 2u);
+  // Another bucket (q 512): timed again, from the compiled kernels.
+  EXPECT_LE(runAndCompare(*kernel, 300, 200, 3), 2e-3);
+  EXPECT_EQ(tunedBucketCount(), tuned + 2);
+  EXPECT_EQ(cacheStats().compilations, 2u);
+  EXPECT_EQ(files(), 4u);
+
+  // A fresh start reads both choices from the disk instead of timing.
+  clearMemoryCache();
+  kernel = getKernel(spec, host, error);
+  ASSERT_TRUE(kernel) << error;
+  EXPECT_LE(runAndCompare(*kernel, 120, 129, 4), 2e-3);
+  EXPECT_LE(runAndCompare(*kernel, 400, 256, 5), 2e-3);
+  EXPECT_EQ(tunedBucketCount(), tuned + 2);
+  EXPECT_EQ(cacheStats().compilations, 0u);
+  EXPECT_EQ(files(), 4u);
+}
+
+TEST_F(AutotuneCpu, OffUnlessAsked) {
+  unsetenv("ATTN_AUTOTUNE");
+  AttentionSpec spec;
+  spec.dtype = DType::F16;
+  spec.headDim = 32;
+  std::string error;
+  auto kernel = getKernel(spec, *Target::parse("cpu", error), error);
+  ASSERT_TRUE(kernel) << error;
+  uint64_t tuned = tunedBucketCount();
+  EXPECT_LE(runAndCompare(*kernel, 70, 70, 6), 2e-3);
+  EXPECT_EQ(tunedBucketCount(), tuned);
+  EXPECT_EQ(cacheStats().compilations, 1u);
+  EXPECT_EQ(files(), 1u);
+}
+
+} // namespace
