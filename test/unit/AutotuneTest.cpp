@@ -5,16 +5,13 @@
 // same code times with CUDA events (bench/ and docs/perf-notes.md).
 
 #include "../../lib/JIT/Schedule.h"
+#include "JitTestSupport.h"
 #include "attn/JIT/Attention.h"
-#include "attn/Reference/Reference.h"
-#include "attn/Runner/HostTensor.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
-#include <dirent.h>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -41,9 +38,7 @@ TEST(Autotune, LengthBuckets) {
 
 TEST(Autotune, CandidatesPerSpecAndTarget) {
   std::string error;
-  AttentionSpec spec;
-  spec.dtype = DType::BF16;
-  spec.headDim = 128;
+  AttentionSpec spec = makeSpec(DType::BF16, 128, CausalKind::None);
   Target hopper = *Target::parse("cuda:sm_90a", error);
   EXPECT_EQ(names(candidateSchedules(spec, hopper)),
             (std::vector<std::string>{"default", "128x64x8", "128x128x8"}));
@@ -67,9 +62,7 @@ TEST(Autotune, CandidatesPerSpecAndTarget) {
 // threads, the default's for 128 (one warpgroup).
 TEST(Autotune, ScheduleChangesTheKernel) {
   std::string error;
-  AttentionSpec spec;
-  spec.dtype = DType::BF16;
-  spec.headDim = 64;
+  AttentionSpec spec = makeSpec(DType::BF16, 64, CausalKind::None);
   Target hopper = *Target::parse("cuda:sm_90a", error);
   auto schedules = candidateSchedules(spec, hopper);
   ASSERT_EQ(schedules[1].name, "128x64x8");
@@ -83,15 +76,13 @@ TEST(Autotune, ScheduleChangesTheKernel) {
   EXPECT_EQ(wide->blockM(), 128);
 }
 
-class AutotuneCpu : public ::testing::Test {
+/// Autotuning asked for, with two CPU tile configurations as the
+/// candidates, in a scratch cache.
+class AutotuneCpu : public ScratchCacheTest {
 protected:
   void SetUp() override {
-    char pattern[] = "/tmp/attn-autotune-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir = pattern;
-    setenv("ATTN_CACHE_DIR", dir.c_str(), 1);
+    ScratchCacheTest::SetUp();
     setenv("ATTN_AUTOTUNE", "1", 1);
-    clearMemoryCache();
     Schedule small;
     small.name = "32x32";
     small.blockM = 32;
@@ -101,69 +92,26 @@ protected:
   void TearDown() override {
     setCandidateSchedulesForTesting(std::nullopt);
     unsetenv("ATTN_AUTOTUNE");
-    std::string command = "rm -rf '" + dir + "'";
-    ASSERT_EQ(std::system(command.c_str()), 0);
-    clearMemoryCache();
+    ScratchCacheTest::TearDown();
   }
-  size_t files() const {
-    size_t count = 0;
-    if (DIR *d = opendir(dir.c_str())) {
-      while (dirent *e = readdir(d))
-        count += e->d_name[0] != '.';
-      closedir(d);
-    }
-    return count;
-  }
-  std::string dir;
 };
 
-TensorRef refOf(HostTensor &t) {
-  TensorRef r;
-  r.data = t.data();
-  r.rank = int(t.rank());
-  for (int i = 0; i < r.rank; ++i) {
-    r.sizes[i] = t.sizes[i];
-    r.strides[i] = t.strides[i];
-  }
-  return r;
-}
-
-/// Runs `kernel` on fresh random inputs (O poisoned with NaN) and returns
-/// O's relative L2 error against the float64 reference.
+/// Runs `kernel` on fresh random inputs (O poisoned with NaN): O's relative
+/// L2 error against the float64 reference.
 double runAndCompare(const Kernel &kernel, int64_t sq, int64_t skv,
                      uint64_t seed) {
-  const AttentionSpec &spec = kernel.spec();
-  HostTensor q = makeAttnTensor(spec.dtype, 1, 2, sq, spec.headDim, "bhsd");
-  HostTensor k = makeAttnTensor(spec.dtype, 1, 2, skv, spec.headDim, "bhsd");
-  HostTensor v = makeAttnTensor(spec.dtype, 1, 2, skv, spec.headDim, "bhsd");
-  HostTensor o = makeAttnTensor(spec.dtype, 1, 2, sq, spec.headDim, "bhsd");
-  std::mt19937_64 rng(seed);
-  fillStandardNormal(q, rng);
-  fillStandardNormal(k, rng);
-  fillStandardNormal(v, rng);
-  fillNaN(o);
-  LaunchArgs args;
-  args.q = refOf(q);
-  args.k = refOf(k);
-  args.v = refOf(v);
-  args.o = refOf(o);
-  args.scale = 0.2f;
+  Problem p(kernel.spec(), 1, 2, sq, skv, "bhsd", seed);
+  p.args.scale = 0.2f;
   std::string error;
-  if (!kernel.launch(args, error)) {
+  if (!kernel.launch(p.args, error)) {
     ADD_FAILURE() << error;
     return INFINITY;
   }
-  std::vector<double> refOut, refLse;
-  referenceAttention(q, k, v, double(0.2f), spec.causal, refOut, refLse);
-  Comparison c = compare(o, refOut);
-  return c.finite ? c.relL2Err : INFINITY;
+  return p.error(kernel.spec(), double(0.2f));
 }
 
 TEST_F(AutotuneCpu, ChoosesOncePerBucketAndKeepsTheChoiceOnDisk) {
-  AttentionSpec spec;
-  spec.dtype = DType::F16;
-  spec.headDim = 32;
-  spec.causal = CausalKind::BottomRight;
+  AttentionSpec spec = makeSpec(DType::F16, 32, CausalKind::BottomRight);
   std::string error;
   Target host = *Target::parse("cpu", error);
   auto kernel = getKernel(spec, host, error);
@@ -175,7 +123,7 @@ TEST_F(AutotuneCpu, ChoosesOncePerBucketAndKeepsTheChoiceOnDisk) {
   EXPECT_LE(runAndCompare(*kernel, 100, 200, 1), 2e-3);
   EXPECT_EQ(tunedBucketCount(), tuned + 1);
   EXPECT_EQ(cacheStats().compilations, 2u);
-  EXPECT_EQ(files(), 3u); // two kernels and the choice
+  EXPECT_EQ(entries().size(), 3u); // two kernels and the choice
   // Same bucket: no timing, no compilation.
   EXPECT_LE(runAndCompare(*kernel, 90, 250, 2), 2e-3);
   EXPECT_EQ(tunedBucketCount(), tuned + 1);
@@ -184,7 +132,7 @@ TEST_F(AutotuneCpu, ChoosesOncePerBucketAndKeepsTheChoiceOnDisk) {
   EXPECT_LE(runAndCompare(*kernel, 300, 200, 3), 2e-3);
   EXPECT_EQ(tunedBucketCount(), tuned + 2);
   EXPECT_EQ(cacheStats().compilations, 2u);
-  EXPECT_EQ(files(), 4u);
+  EXPECT_EQ(entries().size(), 4u);
 
   // A fresh start reads both choices from the disk instead of timing.
   clearMemoryCache();
@@ -194,14 +142,12 @@ TEST_F(AutotuneCpu, ChoosesOncePerBucketAndKeepsTheChoiceOnDisk) {
   EXPECT_LE(runAndCompare(*kernel, 400, 256, 5), 2e-3);
   EXPECT_EQ(tunedBucketCount(), tuned + 2);
   EXPECT_EQ(cacheStats().compilations, 0u);
-  EXPECT_EQ(files(), 4u);
+  EXPECT_EQ(entries().size(), 4u);
 }
 
 TEST_F(AutotuneCpu, OffUnlessAsked) {
   unsetenv("ATTN_AUTOTUNE");
-  AttentionSpec spec;
-  spec.dtype = DType::F16;
-  spec.headDim = 32;
+  AttentionSpec spec = makeSpec(DType::F16, 32, CausalKind::None);
   std::string error;
   auto kernel = getKernel(spec, *Target::parse("cpu", error), error);
   ASSERT_TRUE(kernel) << error;
@@ -209,7 +155,7 @@ TEST_F(AutotuneCpu, OffUnlessAsked) {
   EXPECT_LE(runAndCompare(*kernel, 70, 70, 6), 2e-3);
   EXPECT_EQ(tunedBucketCount(), tuned);
   EXPECT_EQ(cacheStats().compilations, 1u);
-  EXPECT_EQ(files(), 1u);
+  EXPECT_EQ(entries().size(), 1u);
 }
 
 } // namespace

@@ -45,7 +45,8 @@ TEST(DiskCache, LaunchShapeRoundTrips) {
   code.blockM = 128;
   code.numWarps = 4;
   code.sharedBytes = 65536;
-  code.payload = "// PTX\n.extern .shared .align 128 .b8 attn_dynamic_shared[];\n";
+  code.payload =
+      "// PTX\n.extern .shared .align 128 .b8 attn_dynamic_shared[];\n";
   ASSERT_TRUE(writeCacheEntry(dir, "key-a", code));
   CachedCode back;
   ASSERT_TRUE(readCacheEntry(dir, "key-a", back));

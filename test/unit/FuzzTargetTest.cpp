@@ -56,18 +56,17 @@ TEST(FuzzTarget, SeedCorpusAndRegressionsRunCleanly) {
   for (const char *dir : {"test", "examples"}) {
     for (const auto &entry :
          fs::recursive_directory_iterator(fs::path(ATTN_SOURCE_DIR) / dir)) {
-      bool regression = entry.path().parent_path().filename() ==
-                        "fuzz-regressions";
+      bool regression =
+          entry.path().parent_path().filename() == "fuzz-regressions";
       if (!entry.is_regular_file() || entry.path().extension() == ".md" ||
           (entry.path().extension() != ".mlir" && !regression))
         continue;
       std::string text = readFile(entry.path());
       size_t start = 0;
       while (true) {
-        size_t cut = regression ? std::string::npos
-                                : text.find("// -----", start);
-        EXPECT_EQ(run(text.substr(start, cut - start)), 0)
-            << entry.path();
+        size_t cut =
+            regression ? std::string::npos : text.find("// -----", start);
+        EXPECT_EQ(run(text.substr(start, cut - start)), 0) << entry.path();
         ++inputs;
         if (cut == std::string::npos)
           break;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "JitTestSupport.h"
 #include "attn-c/attn.h"
 #include "attn/JIT/Attention.h"
 #include "attn/Reference/Reference.h"
@@ -34,103 +35,13 @@ using namespace attn;
 
 namespace {
 
-/// A fresh, empty cache directory for this test, used through
-/// ATTN_CACHE_DIR, with the in-memory cache cleared.
-class JitApiTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/attn-jit-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir = pattern;
-    setenv("ATTN_CACHE_DIR", dir.c_str(), 1);
-    clearMemoryCache();
-  }
-  void TearDown() override {
-    std::string command = "rm -rf '" + dir + "'";
-    ASSERT_EQ(std::system(command.c_str()), 0);
-    clearMemoryCache();
-  }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    if (DIR *d = opendir(dir.c_str())) {
-      while (dirent *e = readdir(d))
-        if (e->d_name[0] != '.')
-          names.push_back(e->d_name);
-      closedir(d);
-    }
-    return names;
-  }
-  std::string dir;
-};
-
-AttentionSpec makeSpec(DType dtype, int64_t d, CausalKind causal,
-                       int64_t gqa = 1, bool lse = false, int64_t dv = 0) {
-  AttentionSpec spec;
-  spec.dtype = dtype;
-  spec.headDim = d;
-  spec.headDimV = dv;
-  spec.causal = causal;
-  spec.gqaRatio = gqa;
-  spec.withLse = lse;
-  return spec;
-}
+/// A fresh cache directory per test (JitTestSupport.h).
+class JitApiTest : public ScratchCacheTest {};
 
 Target cpu() {
   std::string error;
   return *Target::parse("cpu", error);
 }
-
-TensorRef refOf(HostTensor &t) {
-  TensorRef r;
-  r.data = t.data();
-  r.rank = int(t.rank());
-  for (int i = 0; i < r.rank; ++i) {
-    r.sizes[i] = t.sizes[i];
-    r.strides[i] = t.strides[i];
-  }
-  return r;
-}
-
-/// Inputs and poisoned outputs of one attention.
-struct Problem {
-  HostTensor q, k, v, o, lse;
-  LaunchArgs args;
-  Problem(const AttentionSpec &spec, int64_t B, int64_t HKV, int64_t SQ,
-          int64_t SKV, const std::string &layout, uint64_t seed) {
-    int64_t H = HKV * spec.gqaRatio, D = spec.headDim,
-            DV = spec.effectiveHeadDimV();
-    q = makeAttnTensor(spec.dtype, B, H, SQ, D, layout);
-    k = makeAttnTensor(spec.dtype, B, HKV, SKV, D, layout);
-    v = makeAttnTensor(spec.dtype, B, HKV, SKV, DV, layout);
-    o = makeAttnTensor(spec.dtype, B, H, SQ, DV, layout);
-    lse = makeLseTensor(B, H, SQ);
-    std::mt19937_64 rng(seed);
-    fillStandardNormal(q, rng);
-    fillStandardNormal(k, rng);
-    fillStandardNormal(v, rng);
-    fillNaN(o);
-    fillNaN(lse);
-    args.q = refOf(q);
-    args.k = refOf(k);
-    args.v = refOf(v);
-    args.o = refOf(o);
-    if (spec.withLse)
-      args.lse = refOf(lse);
-  }
-  /// Relative L2 error of O (and of the LSE when there is one) against the
-  /// float64 reference; +inf when anything is not finite where it should be.
-  double error(const AttentionSpec &spec, double scale) const {
-    std::vector<double> refOut, refLse;
-    referenceAttention(q, k, v, scale, spec.causal, refOut, refLse);
-    Comparison c = compare(o, refOut);
-    double worst = c.finite ? c.relL2Err : INFINITY;
-    if (spec.withLse) {
-      Comparison l = compare(lse, refLse);
-      worst = std::max(worst, l.finite ? l.relL2Err : INFINITY);
-    }
-    return worst;
-  }
-};
 
 //===----------------------------------------------------------------------===//
 // Specs and targets
@@ -138,22 +49,25 @@ struct Problem {
 
 TEST(JitSpec, ValidationNamesTheProblem) {
   EXPECT_EQ(makeSpec(DType::F16, 64, CausalKind::None).validate(), "");
-  EXPECT_NE(makeSpec(DType::F16, 12, CausalKind::None).validate().find(
-                "head dim 12 is not supported"),
+  EXPECT_NE(makeSpec(DType::F16, 12, CausalKind::None)
+                .validate()
+                .find("head dim 12 is not supported"),
             std::string::npos);
-  EXPECT_NE(makeSpec(DType::F16, 264, CausalKind::None).validate().find(
-                "head dim 264"),
+  EXPECT_NE(makeSpec(DType::F16, 264, CausalKind::None)
+                .validate()
+                .find("head dim 264"),
             std::string::npos);
   EXPECT_NE(makeSpec(DType::F16, 64, CausalKind::None, 1, false, 20)
                 .validate()
                 .find("V head dim 20"),
             std::string::npos);
-  EXPECT_NE(makeSpec(DType::F16, 64, CausalKind::None, 0).validate().find(
-                "gqa ratio 0"),
+  EXPECT_NE(makeSpec(DType::F16, 64, CausalKind::None, 0)
+                .validate()
+                .find("gqa ratio 0"),
             std::string::npos);
-  EXPECT_EQ(makeSpec(DType::BF16, 40, CausalKind::BottomRight, 4, true, 72)
-                .str(),
-            "dtype=bf16 d=40 dv=72 causal=bottom_right gqa=4 lse=1");
+  EXPECT_EQ(
+      makeSpec(DType::BF16, 40, CausalKind::BottomRight, 4, true, 72).str(),
+      "dtype=bf16 d=40 dv=72 causal=bottom_right gqa=4 lse=1");
 }
 
 TEST(JitSpec, TargetsParse) {
@@ -171,8 +85,7 @@ TEST(JitSpec, TargetsParse) {
 
 TEST_F(JitApiTest, InvalidSpecIsRefusedBeforeCompiling) {
   std::string error;
-  EXPECT_EQ(getKernel(makeSpec(DType::F16, 20, CausalKind::None), cpu(),
-                      error),
+  EXPECT_EQ(getKernel(makeSpec(DType::F16, 20, CausalKind::None), cpu(), error),
             nullptr);
   EXPECT_NE(error.find("head dim 20"), std::string::npos);
   EXPECT_EQ(cacheStats().compilations, 0u);
@@ -382,13 +295,9 @@ TEST_F(JitApiTest, BadLaunchArgumentsAreRefusedWithAMessage) {
                 "Q and K must have head dim 32");
   expectRefused([](LaunchArgs &a) { a.k.sizes[1] = 3; },
                 "V must have K's heads");
-  expectRefused(
-      [](LaunchArgs &a) {
-        a.k.sizes[1] = a.v.sizes[1] = 1;
-      },
-      "Q must have gqa_ratio (2) times as many heads");
-  expectRefused([](LaunchArgs &a) { a.o.sizes[0] = 2; },
-                "same batch size");
+  expectRefused([](LaunchArgs &a) { a.k.sizes[1] = a.v.sizes[1] = 1; },
+                "Q must have gqa_ratio (2) times as many heads");
+  expectRefused([](LaunchArgs &a) { a.o.sizes[0] = 2; }, "same batch size");
   expectRefused([](LaunchArgs &a) { a.v.strides[3] = 2; },
                 "V: the head dim must be contiguous");
   expectRefused([](LaunchArgs &a) { a.q.strides[2] = -32; },
@@ -397,10 +306,8 @@ TEST_F(JitApiTest, BadLaunchArgumentsAreRefusedWithAMessage) {
   expectRefused(
       [](LaunchArgs &a) { a.q.data = static_cast<char *>(a.q.data) + 1; },
       "Q is not aligned to its element size (2 bytes)");
-  expectRefused([](LaunchArgs &a) { a.lse = a.q; },
-                "compiled without one");
-  expectRefused([](LaunchArgs &a) { a.scale = NAN; },
-                "scale must be finite");
+  expectRefused([](LaunchArgs &a) { a.lse = a.q; }, "compiled without one");
+  expectRefused([](LaunchArgs &a) { a.scale = NAN; }, "scale must be finite");
   expectRefused([](LaunchArgs &a) { a.k.sizes[2] = a.v.sizes[2] = 0; },
                 "K and V have no keys");
 }
@@ -448,18 +355,17 @@ TEST_F(JitApiTest, CApiRunsAndReportsErrors) {
   EXPECT_LE(p.error(cxx, double(0.2f)), 2e-3);
 
   // Errors: a status and a message, never a crash.
-  EXPECT_EQ(attn_kernel_launch(kernel, &q, &k, &v, &o, nullptr, nullptr,
-                               nullptr),
-            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      attn_kernel_launch(kernel, &q, &k, &v, &o, nullptr, nullptr, nullptr),
+      ATTN_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(attn_last_error()).find("LSE tensor is NULL"),
             std::string::npos);
-  EXPECT_EQ(attn_kernel_launch(kernel, nullptr, &k, &v, &o, &lse, nullptr,
-                               nullptr),
-            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      attn_kernel_launch(kernel, nullptr, &k, &v, &o, &lse, nullptr, nullptr),
+      ATTN_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(attn_last_error()).find("Q is NULL"),
             std::string::npos);
-  EXPECT_EQ(attn_kernel_launch(nullptr, &q, &k, &v, &o, &lse, nullptr,
-                               nullptr),
+  EXPECT_EQ(attn_kernel_launch(nullptr, &q, &k, &v, &o, &lse, nullptr, nullptr),
             ATTN_ERROR_INVALID_ARGUMENT);
   attn_kernel_release(kernel);
   attn_kernel_release(nullptr);
