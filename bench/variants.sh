@@ -5,8 +5,9 @@
 # (BM,BN,WARPS), ATTN_GPU_MIN_BLOCKS_PER_SM (CTAs/SM register target) and
 # ATTN_GPU_KNOBS (comma-separated: always-rescale, skip-rescale-all,
 # long-pointers, ldsm-x4, prefetch-k, no-diagonal-passes, reverse-q,
-# no-wgmma, wgmma-scores-only, pair-output-all, scalar-output; the list
-# attn-run accepts, lib/Tools/AttnRunMain.cpp readTuningKnobs); see
+# staged-output, no-wgmma, wgmma-scores-only, pair-output-all,
+# scalar-output; the list attn-run accepts, lib/Tools/AttnRunMain.cpp
+# readTuningKnobs); see
 # docs/perf-notes.md. MINBLOCKS 0 asks for no CTA target ("-": the
 # measured choice).
 # A measurement, not a test: attn-run's own medians, no peers.

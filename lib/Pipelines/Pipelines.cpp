@@ -128,6 +128,7 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   schedule.prefetchKeys = target.prefetchKeys;
   schedule.wholePassCopiesOnDiagonal = target.wholePassCopiesOnDiagonal;
   schedule.reverseQueryBlocks = target.reverseQueryBlocks;
+  schedule.stagedOutput = target.stagedOutput;
   // wgmma exists on sm_90a only (the "a" features).
   schedule.wgmmaScores = target.wgmmaScores && target.chip == "sm_90a";
   schedule.wgmmaValues = target.wgmmaValues;

@@ -150,6 +150,7 @@ const TuningKnob kTuningKnobs[] = {
     {"no-diagonal-passes",
      [](GpuTarget &t) { t.wholePassCopiesOnDiagonal = false; }},
     {"reverse-q", [](GpuTarget &t) { t.reverseQueryBlocks = true; }},
+    {"staged-output", [](GpuTarget &t) { t.stagedOutput = true; }},
     {"no-wgmma", [](GpuTarget &t) { t.wgmmaScores = false; }},
     {"wgmma-scores-only", [](GpuTarget &t) {
        t.wgmmaScores = true;

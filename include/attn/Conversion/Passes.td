@@ -75,6 +75,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Causal kernels: give the first CTAs the last query blocks (the "
            "longest, with the most keys) so the grid's tail is short ones "
            "(experimental: not yet measured)">,
+    Option<"stagedOutput", "staged-output", "bool", "false",
+           "Store 16-bit output tiles through shared memory (reusing a "
+           "staged input tile's buffer once every warp is done with it) as "
+           "coalesced 16-byte rows, where the tile is 16-byte aligned at run "
+           "time (experimental: not yet run on the GPU)">,
     Option<"prefetchKeys", "prefetch-keys", "bool", "false",
            "Copy the next KV step's K tile while P * V runs (issued after "
            "the barrier that follows S = Q K^T; the first one before the "

@@ -41,6 +41,7 @@ struct GpuTarget {
   bool prefetchKeys = false;
   bool wholePassCopiesOnDiagonal = true;
   bool reverseQueryBlocks = false;
+  bool stagedOutput = false;
   /// S = Q K^T on wgmma where the schedule allows it (sm_90a only).
   /// (Default on: measured faster on the H200, docs/perf-notes.md.)
   bool wgmmaScores = true;

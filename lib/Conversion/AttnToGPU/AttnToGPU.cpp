@@ -148,6 +148,7 @@ struct ConvertAttnToGPUPass
       schedule.prefetchKeys = prefetchKeys;
       schedule.wholePassCopiesOnDiagonal = wholePassCopiesOnDiagonal;
       schedule.reverseQueryBlocks = reverseQueryBlocks;
+      schedule.stagedOutput = stagedOutput;
       schedule.wgmmaScores = wgmmaScores;
       schedule.wgmmaValues = wgmmaValues;
       schedule.skipRescaleMinCols = skipRescaleMinCols;

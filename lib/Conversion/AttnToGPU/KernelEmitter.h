@@ -57,6 +57,8 @@ struct GpuSchedule {
   bool wholePassCopiesOnDiagonal = true;
   /// Causal kernels: program_id 0 counted from the grid's end.
   bool reverseQueryBlocks = false;
+  /// 16-bit output tiles stored through shared memory in 16-byte rows.
+  bool stagedOutput = false;
   /// S = Q K^T on wgmma where the dot allows it (WgmmaScores.cpp).
   bool wgmmaScores = false;
   /// With wgmmaScores, P * V on wgmma too.
@@ -136,6 +138,15 @@ private:
   // Tile access (TileAccessToGPU.cpp; fills in SharedTileFill.cpp).
   LogicalResult emitTileLoad(TileLoadOp op);
   LogicalResult emitTileStore(TileStoreOp op);
+  /// A shared buffer of 16-bit `element`s that can hold a rows x cols tile
+  /// once its staged input is dead (after the KV loop), viewed as
+  /// [rows][cols]; null when none is large enough.
+  Value outputStagingBuffer(int64_t rows, int64_t cols, Type element);
+  /// Stores accumulator tile `frag` through `staging`: each thread's column
+  /// pairs into swizzled shared rows, then 16-byte chunks of whole rows to
+  /// `base` (rows out of range on the checked dims skipped).
+  void storeThroughShared(TileStoreOp op, const Fragment &frag, Value staging,
+                          Value base, ArrayRef<Value> offsets);
   Value sharedBuffer(RankedTensorType type, StringRef role,
                      bool wgmmaLayout = false);
   /// Indices of element (row, col) of a shared tile: [row][swizzled col] for

@@ -274,6 +274,74 @@ std::pair<Value, Value> KernelEmitter::accumulatorPosition(int64_t mTile,
   return {threadRow(mTile, half), col};
 }
 
+Value KernelEmitter::outputStagingBuffer(int64_t rows, int64_t cols,
+                                        Type element) {
+  // The first large enough in name order (the map's order is not stable).
+  SmallVector<StringRef> keys;
+  for (const auto &entry : sharedBuffers)
+    keys.push_back(entry.getKey());
+  llvm::sort(keys);
+  for (StringRef key : keys) {
+    Value buffer = sharedBuffers.lookup(key);
+    auto type = cast<MemRefType>(buffer.getType());
+    if (type.getElementType() != element || !type.hasStaticShape() ||
+        type.getNumElements() < rows * cols)
+      continue;
+    auto view = MemRefType::get({rows, cols}, element,
+                                MemRefLayoutAttrInterface(),
+                                type.getMemorySpace());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(cast<BlockArgument>(buffer).getOwner());
+    return memref::ReinterpretCastOp::create(
+        b, loc, view, buffer, /*offset=*/0, ArrayRef<int64_t>{rows, cols},
+        ArrayRef<int64_t>{cols, 1});
+  }
+  return Value();
+}
+
+void KernelEmitter::storeThroughShared(TileStoreOp op, const Fragment &frag,
+                                       Value staging, Value base,
+                                       ArrayRef<Value> offsets) {
+  Type element = cast<MemRefType>(base.getType()).getElementType();
+  int64_t rows = frag.type.getDimSize(0), cols = frag.type.getDimSize(1);
+  int64_t chunks = cols / 8; // also the accumulator's 8-column tiles
+  auto at = [&](Value row, Value col) -> SmallVector<Value> {
+    return {row, swizzledColumn(chunks, row, col)};
+  };
+  // Every copy has landed and every warp is done reading the buffer.
+  flushCopies();
+  barrier();
+  auto pairType = VectorType::get({2}, element);
+  for (int64_t m = 0; m < schedule.mTiles; ++m)
+    for (int64_t n = 0; n < chunks; ++n)
+      for (int64_t half = 0; half < 2; ++half) {
+        SmallVector<Value> pair;
+        for (int64_t e = 0; e < 2; ++e)
+          pair.push_back(arith::TruncFOp::create(
+              b, loc, element,
+              vector::ExtractOp::create(
+                  b, loc, frag.value,
+                  ArrayRef<int64_t>{m * chunks + n, half, e})));
+        Value v = vector::FromElementsOp::create(b, loc, pairType, pair);
+        auto [row, col] = accumulatorPosition(m, n, half, 0);
+        vector::StoreOp::create(b, loc, v, staging, at(row, col));
+      }
+  barrier();
+  auto chunkType = VectorType::get({8}, element);
+  forEachOfTile(rows, chunks, [&](Location l, Value r, Value chunk) {
+    Value c = arith::MulIOp::create(b, l, chunk, index(8));
+    Value v = vector::LoadOp::create(b, l, chunkType, staging, at(r, c));
+    auto [indices, inRange] = globalIndices(b, l, base, offsets, op.getDims(),
+                                            {r, c}, op.getBoundaryCheck());
+    auto onlyIf = scf::IfOp::create(b, l, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(onlyIf.thenBlock());
+    vector::StoreOp::create(b, l, v, base, indices, /*nontemporal=*/false,
+                            llvm::MaybeAlign(16));
+  });
+  sharedReadSinceBarrier = true;
+}
+
 LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
   FailureOr<Fragment> frag = fragmentOf(op.getValue(), op);
   if (failed(frag))
@@ -320,34 +388,49 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
     bool pairs = frag->type.getDimSize(1) <= schedule.pairedOutputMaxCols &&
                  element.getIntOrFloatBitWidth() == 16 &&
                  contiguousUncheckedRows(op);
-    if (!pairs) {
-      elementByElement();
+    auto pairType = VectorType::get({2}, element);
+    auto direct = [&] {
+      if (!pairs)
+        return elementByElement();
+      ifTileAligned(b, loc, base, offsets, dims[0], 4, [&] {
+        for (int64_t m = 0; m < schedule.mTiles; ++m)
+          for (int64_t n = 0; n < nTiles; ++n)
+            for (int64_t half = 0; half < 2; ++half) {
+              SmallVector<Value> pair;
+              for (int64_t e = 0; e < 2; ++e)
+                pair.push_back(arith::TruncFOp::create(
+                    b, loc, element,
+                    vector::ExtractOp::create(
+                        b, loc, frag->value,
+                        ArrayRef<int64_t>{m * nTiles + n, half, e})));
+              Value v = vector::FromElementsOp::create(b, loc, pairType, pair);
+              auto [row, col] = accumulatorPosition(m, n, half, 0);
+              auto [indices, inRange] = globalIndices(
+                  b, loc, base, offsets, dims, {row, col}, checks);
+              auto onlyIf =
+                  scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+              OpBuilder::InsertionGuard inner(b);
+              b.setInsertionPointToStart(onlyIf.thenBlock());
+              vector::StoreOp::create(b, loc, v, base, indices,
+                                      /*nontemporal=*/false,
+                                      llvm::MaybeAlign(4));
+            }
+      }, elementByElement);
+    };
+    // Through shared memory as whole 16-byte row chunks where the tile is
+    // 16-byte aligned at run time (staged-output), directly otherwise.
+    int64_t rows = frag->type.getDimSize(0), cols = frag->type.getDimSize(1);
+    Value staging;
+    if (schedule.stagedOutput && element.getIntOrFloatBitWidth() == 16 &&
+        contiguousUncheckedRows(op) && cols % 8 == 0)
+      staging = outputStagingBuffer(rows, cols, element);
+    if (!staging) {
+      direct();
       return success();
     }
-    auto pairType = VectorType::get({2}, element);
-    ifTileAligned(b, loc, base, offsets, dims[0], 4, [&] {
-      for (int64_t m = 0; m < schedule.mTiles; ++m)
-        for (int64_t n = 0; n < nTiles; ++n)
-          for (int64_t half = 0; half < 2; ++half) {
-            SmallVector<Value> pair;
-            for (int64_t e = 0; e < 2; ++e)
-              pair.push_back(arith::TruncFOp::create(
-                  b, loc, element,
-                  vector::ExtractOp::create(
-                      b, loc, frag->value,
-                      ArrayRef<int64_t>{m * nTiles + n, half, e})));
-            Value v = vector::FromElementsOp::create(b, loc, pairType, pair);
-            auto [row, col] = accumulatorPosition(m, n, half, 0);
-            auto [indices, inRange] = globalIndices(
-                b, loc, base, offsets, dims, {row, col}, checks);
-            auto onlyIf =
-                scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-            OpBuilder::InsertionGuard inner(b);
-            b.setInsertionPointToStart(onlyIf.thenBlock());
-            vector::StoreOp::create(b, loc, v, base, indices,
-                                    /*nontemporal=*/false, llvm::MaybeAlign(4));
-          }
-    }, elementByElement);
+    ifTileAligned(
+        b, loc, base, offsets, dims[0], 16,
+        [&] { storeThroughShared(op, *frag, staging, base, offsets); }, direct);
     return success();
   }
   if (frag->kind == FragmentKind::RowVector) {
