@@ -138,6 +138,10 @@ private:
   // Tile access (TileAccessToGPU.cpp; fills in SharedTileFill.cpp).
   LogicalResult emitTileLoad(TileLoadOp op);
   LogicalResult emitTileStore(TileStoreOp op);
+  /// The two adjacent columns a thread holds of accumulator `frag` (row
+  /// tile, 8-column tile, row half), converted to `element`.
+  Value accumulatorPair(const Fragment &frag, Type element, int64_t mTile,
+                        int64_t nTile, int64_t half);
   /// A shared buffer of 16-bit `element`s that can hold a rows x cols tile
   /// once its staged input is dead (after the KV loop), viewed as
   /// [rows][cols]; null when none is large enough.

@@ -274,6 +274,21 @@ std::pair<Value, Value> KernelEmitter::accumulatorPosition(int64_t mTile,
   return {threadRow(mTile, half), col};
 }
 
+Value KernelEmitter::accumulatorPair(const Fragment &frag, Type element,
+                                     int64_t mTile, int64_t nTile,
+                                     int64_t half) {
+  int64_t nTiles = frag.type.getDimSize(1) / 8;
+  SmallVector<Value> pair;
+  for (int64_t e = 0; e < 2; ++e)
+    pair.push_back(arith::TruncFOp::create(
+        b, loc, element,
+        vector::ExtractOp::create(
+            b, loc, frag.value,
+            ArrayRef<int64_t>{mTile * nTiles + nTile, half, e})));
+  return vector::FromElementsOp::create(b, loc,
+                                        VectorType::get({2}, element), pair);
+}
+
 Value KernelEmitter::outputStagingBuffer(int64_t rows, int64_t cols,
                                         Type element) {
   // The first large enough in name order (the map's order is not stable).
@@ -311,20 +326,13 @@ void KernelEmitter::storeThroughShared(TileStoreOp op, const Fragment &frag,
   // Every copy has landed and every warp is done reading the buffer.
   flushCopies();
   barrier();
-  auto pairType = VectorType::get({2}, element);
   for (int64_t m = 0; m < schedule.mTiles; ++m)
     for (int64_t n = 0; n < chunks; ++n)
       for (int64_t half = 0; half < 2; ++half) {
-        SmallVector<Value> pair;
-        for (int64_t e = 0; e < 2; ++e)
-          pair.push_back(arith::TruncFOp::create(
-              b, loc, element,
-              vector::ExtractOp::create(
-                  b, loc, frag.value,
-                  ArrayRef<int64_t>{m * chunks + n, half, e})));
-        Value v = vector::FromElementsOp::create(b, loc, pairType, pair);
         auto [row, col] = accumulatorPosition(m, n, half, 0);
-        vector::StoreOp::create(b, loc, v, staging, at(row, col));
+        vector::StoreOp::create(b, loc, accumulatorPair(frag, element, m, n,
+                                                        half),
+                                staging, at(row, col));
       }
   barrier();
   auto chunkType = VectorType::get({8}, element);
@@ -388,7 +396,6 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
     bool pairs = frag->type.getDimSize(1) <= schedule.pairedOutputMaxCols &&
                  element.getIntOrFloatBitWidth() == 16 &&
                  contiguousUncheckedRows(op);
-    auto pairType = VectorType::get({2}, element);
     auto direct = [&] {
       if (!pairs)
         return elementByElement();
@@ -396,14 +403,7 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
         for (int64_t m = 0; m < schedule.mTiles; ++m)
           for (int64_t n = 0; n < nTiles; ++n)
             for (int64_t half = 0; half < 2; ++half) {
-              SmallVector<Value> pair;
-              for (int64_t e = 0; e < 2; ++e)
-                pair.push_back(arith::TruncFOp::create(
-                    b, loc, element,
-                    vector::ExtractOp::create(
-                        b, loc, frag->value,
-                        ArrayRef<int64_t>{m * nTiles + n, half, e})));
-              Value v = vector::FromElementsOp::create(b, loc, pairType, pair);
+              Value v = accumulatorPair(*frag, element, m, n, half);
               auto [row, col] = accumulatorPosition(m, n, half, 0);
               auto [indices, inRange] = globalIndices(
                   b, loc, base, offsets, dims, {row, col}, checks);
