@@ -55,6 +55,30 @@ private:
     return runOther(*kernel, args, scale, gridXOf(*kernel, args), gridY, error);
   }
 
+  /// Whether O's or the LSE's bytes overlap Q's, K's or V's.
+  bool outputOverlapsInput(const LaunchArgs &args) const {
+    auto span = [](const TensorRef &t, size_t elementBytes) {
+      uintptr_t first = uintptr_t(t.data), last = first;
+      for (int i = 0; i < t.rank; ++i)
+        last += uintptr_t(std::max<int64_t>(t.sizes[i] - 1, 0) *
+                          t.strides[i]) *
+                elementBytes;
+      return std::make_pair(first, last + elementBytes);
+    };
+    size_t bytes = dtypeBytes(spec().dtype);
+    std::vector<std::pair<uintptr_t, uintptr_t>> outputs = {
+        span(args.o, bytes)};
+    if (args.lse.data)
+      outputs.push_back(span(args.lse, 4));
+    for (const TensorRef *in : {&args.q, &args.k, &args.v}) {
+      auto [inFirst, inEnd] = span(*in, bytes);
+      for (auto [outFirst, outEnd] : outputs)
+        if (inFirst < outEnd && outFirst < inEnd)
+          return true;
+    }
+    return false;
+  }
+
   static int64_t gridXOf(const Kernel &kernel, const LaunchArgs &args) {
     return (args.q.sizes[2] + kernel.blockM() - 1) / kernel.blockM();
   }
@@ -71,7 +95,9 @@ private:
 
   std::shared_ptr<const Kernel> fallback;
   std::vector<Schedule> candidates;
-  mutable std::mutex mutex; // held while a bucket is tuned
+  // Held while a bucket is tuned (seconds, once per bucket and process):
+  // other launches of this kernel wait, also for buckets already chosen.
+  mutable std::mutex mutex;
   mutable std::map<std::string, std::shared_ptr<const Kernel>> chosen;
 };
 
@@ -85,6 +111,10 @@ std::shared_ptr<const Kernel> TunedKernel::choose(const LaunchArgs &args,
   if (it != chosen.end())
     return it->second;
 
+  // Timing runs a kernel several times on these very buffers: an output
+  // that overlaps an input would be read back after it was overwritten.
+  if (outputOverlapsInput(args))
+    return fallback;
   bool onGpu = target().kind == Target::Kind::Cuda;
   CudaDriver *driver = nullptr;
   std::string device;
@@ -137,7 +167,7 @@ std::shared_ptr<const Kernel> TunedKernel::choose(const LaunchArgs &args,
     }
   }
   if (!best)
-    return fallback;
+    return chosen[bucket] = fallback;
   // Kept in the kernel cache's entry format: the schedule's name as the
   // payload, the chosen kernel's block rows (warps: unused).
   entry = CachedCode();

@@ -230,7 +230,10 @@ bool CudaDriver::capturing(void *stream) const {
     return false;
   int status = 0; // CU_STREAM_CAPTURE_STATUS_NONE
   auto query = as<CUresult (*)(CUstream, int *)>(cuStreamIsCapturing);
-  return query(static_cast<CUstream>(stream), &status) == 0 && status != 0;
+  // A failed query counts as capturing: on the legacy default stream while
+  // another stream captures, the query fails (CUDA_ERROR_STREAM_CAPTURE_
+  // IMPLICIT) and synchronising there would break that capture.
+  return query(static_cast<CUstream>(stream), &status) != 0 || status != 0;
 }
 
 bool CudaDriver::time(const std::function<bool(std::string &)> &run,

@@ -145,6 +145,32 @@ TEST_F(AutotuneCpu, ChoosesOncePerBucketAndKeepsTheChoiceOnDisk) {
   EXPECT_EQ(entries().size(), 4u);
 }
 
+// Timing reruns a kernel on the launch's own buffers: with the output on
+// top of an input (in-place attention) that would read back overwritten
+// data, so such a launch runs the default schedule and decides nothing.
+TEST_F(AutotuneCpu, InPlaceLaunchIsNotTimed) {
+  AttentionSpec spec = makeSpec(DType::F16, 32, CausalKind::None);
+  std::string error;
+  auto kernel = getKernel(spec, *Target::parse("cpu", error), error);
+  ASSERT_TRUE(kernel) << error;
+  uint64_t tuned = tunedBucketCount();
+  Problem reference(spec, 1, 2, 100, 100, "bhsd", 8);
+  Problem inPlace(spec, 1, 2, 100, 100, "bhsd", 8);
+  inPlace.args.o = inPlace.args.q; // O written over Q
+  inPlace.args.scale = 0.2f;
+  ASSERT_TRUE(kernel->launch(inPlace.args, error)) << error;
+  EXPECT_EQ(tunedBucketCount(), tuned);
+  std::vector<double> refOut, refLse;
+  referenceAttention(reference.q, reference.k, reference.v, double(0.2f),
+                     spec.causal, refOut, refLse);
+  Comparison c = compare(inPlace.q, refOut);
+  EXPECT_TRUE(c.finite);
+  EXPECT_LE(c.relL2Err, 2e-3);
+  // The next launch with separate buffers is timed as usual.
+  EXPECT_LE(runAndCompare(*kernel, 100, 100, 9), 2e-3);
+  EXPECT_EQ(tunedBucketCount(), tuned + 1);
+}
+
 TEST_F(AutotuneCpu, OffUnlessAsked) {
   unsetenv("ATTN_AUTOTUNE");
   AttentionSpec spec = makeSpec(DType::F16, 32, CausalKind::None);

@@ -88,8 +88,8 @@ public:
   bool time(const std::function<bool(std::string &)> &run, float &ms,
             std::string &error, void *stream = nullptr);
   /// Whether work on `stream` is being captured into a CUDA graph (where
-  /// it cannot be synchronised or timed). False where the driver cannot
-  /// say.
+  /// it cannot be synchronised or timed); also when the query fails. False
+  /// where the driver has no such query.
   bool capturing(void *stream) const;
 
 private:

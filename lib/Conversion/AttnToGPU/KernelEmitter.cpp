@@ -89,8 +89,10 @@ void KernelEmitter::resolveAutoKnobs() {
         outputCols = std::max(outputCols, type.getDimSize(1));
     }
   });
+  // (Measured at head_dim_v 64 and 128 only; wider accumulators alone
+  // would fill the 128 registers a 4-CTA target leaves.)
   bool oneWarpgroupWgmma = !wgmmaDots.empty() && schedule.blockM == 64 &&
-                           schedule.numWarps == 4;
+                           schedule.numWarps == 4 && outputCols <= 128;
   ScheduleKnobs knobs =
       measuredScheduleKnobs(oneWarpgroupWgmma, causal, outputCols);
   if (schedule.minBlocksPerSM < 0)

@@ -323,22 +323,25 @@ void KernelEmitter::storeThroughShared(TileStoreOp op, const Fragment &frag,
   auto at = [&](Value row, Value col) -> SmallVector<Value> {
     return {row, swizzledColumn(chunks, row, col)};
   };
-  // Every copy has landed and every warp is done reading the buffer.
-  flushCopies();
+  // Every warp is done reading the buffer (its copies landed before the
+  // alignment branch: emitTileStore).
   barrier();
   for (int64_t m = 0; m < schedule.mTiles; ++m)
     for (int64_t n = 0; n < chunks; ++n)
       for (int64_t half = 0; half < 2; ++half) {
         auto [row, col] = accumulatorPosition(m, n, half, 0);
-        vector::StoreOp::create(b, loc, accumulatorPair(frag, element, m, n,
-                                                        half),
-                                staging, at(row, col));
+        vector::StoreOp::create(b, loc,
+                                accumulatorPair(frag, element, m, n, half),
+                                staging, at(row, col), /*nontemporal=*/false,
+                                llvm::MaybeAlign(4));
       }
   barrier();
   auto chunkType = VectorType::get({8}, element);
   forEachOfTile(rows, chunks, [&](Location l, Value r, Value chunk) {
     Value c = arith::MulIOp::create(b, l, chunk, index(8));
-    Value v = vector::LoadOp::create(b, l, chunkType, staging, at(r, c));
+    Value v = vector::LoadOp::create(b, l, chunkType, staging, at(r, c),
+                                     /*nontemporal=*/false,
+                                     llvm::MaybeAlign(16));
     auto [indices, inRange] = globalIndices(b, l, base, offsets, op.getDims(),
                                             {r, c}, op.getBoundaryCheck());
     auto onlyIf = scf::IfOp::create(b, l, inRange, /*withElseRegion=*/false);
@@ -428,6 +431,8 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
       direct();
       return success();
     }
+    // Copies still in flight land first, on both sides of the branch.
+    flushCopies();
     ifTileAligned(
         b, loc, base, offsets, dims[0], 16,
         [&] { storeThroughShared(op, *frag, staging, base, offsets); }, direct);

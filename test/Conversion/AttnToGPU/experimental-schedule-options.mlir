@@ -49,10 +49,10 @@ func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t) {
 // STAGED-LABEL: gpu.func @full
 // STAGED: %[[STAGE:.+]] = memref.reinterpret_cast %{{.+}} to offset: [0], sizes: [64, 64], strides: [64, 1]
 // STAGED: gpu.barrier
-// STAGED-COUNT-16: vector.store %{{.+}}, %[[STAGE]][%{{.+}}, %{{.+}}] : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// STAGED-COUNT-16: vector.store %{{.+}}, %[[STAGE]][%{{.+}}, %{{.+}}] {alignment = 4 : i64} : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // STAGED-NEXT: gpu.barrier
 // STAGED: scf.for
-// STAGED: vector.load %[[STAGE]][%{{.+}}, %{{.+}}] : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// STAGED: vector.load %[[STAGE]][%{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // STAGED: vector.store %{{.+}}, %arg3[{{.+}}] {alignment = 16 : i64} : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xbf16>
 // STAGED: } else {
 // STAGED: vector.store %{{.+}}, %arg3[{{.+}}] {alignment = 4 : i64} : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, vector<2xbf16>
