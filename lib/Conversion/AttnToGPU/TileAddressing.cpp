@@ -46,11 +46,14 @@ Value gpu_lowering::tileRowsInRange(OpBuilder &b, Location loc, Value base,
   Value size = memref::DimOp::create(b, loc, base, dim);
   Value end = arith::AddIOp::create(
       b, loc, offset, arith::ConstantIndexOp::create(b, loc, rows));
-  return arith::AndIOp::create(
-      b, loc,
+  // One statement per op: the order of a call's arguments is unspecified,
+  // and the IR (and PTX) must not depend on the host compiler.
+  Value fits =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end, size);
+  Value start =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, offset,
-                            arith::ConstantIndexOp::create(b, loc, 0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end, size));
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  return arith::AndIOp::create(b, loc, start, fits);
 }
 
 /// Whether, at run time, the 16-bit tile of `base` at `offsets` starts on
@@ -74,13 +77,13 @@ Value gpu_lowering::tileAlignedTo(OpBuilder &b, Location loc, Value base,
       b, loc, pointer, arith::MulIOp::create(b, loc, start, index(2)));
   Value rowBytes =
       arith::MulIOp::create(b, loc, meta.getStrides()[rowDim], index(2));
-  return arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          arith::RemUIOp::create(b, loc, first, index(alignment)), index(0)),
-      arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          arith::RemUIOp::create(b, loc, rowBytes, index(alignment)),
-          index(0)));
+  // One statement per op (the order GCC evaluated the arguments in): the
+  // IR must not depend on the host compiler.
+  Value pitchRem = arith::RemUIOp::create(b, loc, rowBytes, index(alignment));
+  Value pitchAligned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             pitchRem, index(0));
+  Value firstRem = arith::RemUIOp::create(b, loc, first, index(alignment));
+  Value firstAligned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             firstRem, index(0));
+  return arith::AndIOp::create(b, loc, firstAligned, pitchAligned);
 }
