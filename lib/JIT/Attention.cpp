@@ -247,7 +247,7 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
     error = "K and V have no keys (seq_kv is 0): the softmax is undefined";
     return false;
   }
-  int64_t gridX = (SQ + blockM_ - 1) / blockM_, gridY = B * H;
+  int64_t gridX = queryPrograms(SQ), gridY = B * H;
   if (target_.kind == Target::Kind::Cuda && gridY > 65535) {
     error = "batch * heads = " + std::to_string(gridY) +
             " exceeds the CUDA grid's y limit of 65535";

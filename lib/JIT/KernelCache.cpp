@@ -113,16 +113,10 @@ bool compile(const AttentionSpec &spec, const Target &target,
 
   auto module = mlir::attn::buildFlashAttentionModule(&ctx, spec);
   bool onGpu = target.kind == Target::Kind::Cuda;
-  std::optional<mlir::attn::TileConfig> tiles;
-  if (schedule.blockM > 0) {
-    tiles.emplace();
-    tiles->blockM = schedule.blockM;
-    tiles->blockN = schedule.blockN;
-    tiles->numWarps = schedule.numWarps;
-  }
   if (mlir::failed(mlir::attn::compileTileProgram(
           *module, onGpu ? "gpu:" + target.chip : "cpu", spec.headDim,
-          spec.effectiveHeadDimV(), int64_t(dtypeBytes(spec.dtype)), tiles)))
+          spec.effectiveHeadDimV(), int64_t(dtypeBytes(spec.dtype)),
+          schedule.tiles)))
     return fail("compiling the tile program failed");
   auto signature = mlir::attn::analyzeKernel(*module);
   if (mlir::failed(signature))
@@ -131,11 +125,8 @@ bool compile(const AttentionSpec &spec, const Target &target,
   code.blockM = signature->blockM;
   code.numWarps = signature->numWarps;
   if (onGpu) {
-    mlir::attn::GpuTarget gpu;
+    mlir::attn::GpuTarget gpu = schedule.gpu;
     gpu.chip = target.chip;
-    gpu.minBlocksPerSM = schedule.minBlocksPerSM;
-    gpu.wholePassCopiesOnDiagonal = schedule.wholePassCopiesOnDiagonal;
-    gpu.reverseQueryBlocks = schedule.reverseQueryBlocks;
     auto ptx = mlir::attn::compileToPtx(*module, gpu);
     if (mlir::failed(ptx))
       return fail("lowering to PTX for " + target.chip + " failed");

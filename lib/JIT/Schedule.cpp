@@ -45,9 +45,7 @@ attn::detail::candidateSchedules(const AttentionSpec &spec,
   auto tiles = [](const char *name, int64_t m, int64_t n, int64_t warps) {
     Schedule s;
     s.name = name;
-    s.blockM = m;
-    s.blockN = n;
-    s.numWarps = warps;
+    s.tiles = mlir::attn::TileConfig{m, n, warps};
     return s;
   };
   schedules.push_back(tiles("128x64x8", 128, 64, 8));
@@ -55,12 +53,12 @@ attn::detail::candidateSchedules(const AttentionSpec &spec,
   if (spec.causal != CausalKind::None) {
     Schedule fourCtas;
     fourCtas.name = "4cta-checked-diagonal";
-    fourCtas.minBlocksPerSM = 4;
-    fourCtas.wholePassCopiesOnDiagonal = false;
+    fourCtas.gpu.minBlocksPerSM = 4;
+    fourCtas.gpu.wholePassCopiesOnDiagonal = false;
     schedules.push_back(fourCtas);
     Schedule longestFirst;
     longestFirst.name = "longest-first";
-    longestFirst.reverseQueryBlocks = true;
+    longestFirst.gpu.reverseQueryBlocks = true;
     schedules.push_back(longestFirst);
   }
   return schedules;

@@ -11,7 +11,9 @@
 #ifndef ATTN_LIB_JIT_SCHEDULE_H
 #define ATTN_LIB_JIT_SCHEDULE_H
 
+#include "attn/Dialect/Attn/Transforms/TileConfig.h"
 #include "attn/JIT/Attention.h"
+#include "attn/Pipelines/GpuTarget.h"
 
 #include <cstdint>
 #include <memory>
@@ -24,12 +26,11 @@ namespace attn::detail {
 struct Schedule {
   /// Unique among a spec's candidates; part of the cache keys.
   std::string name = "default";
-  /// Tile sizes; 0: the target's default (TileConfig.cpp).
-  int64_t blockM = 0, blockN = 0, numWarps = 0;
-  /// GPU lowering knobs (GpuTarget); the defaults are the lowering's.
-  int64_t minBlocksPerSM = -1;
-  bool wholePassCopiesOnDiagonal = true;
-  bool reverseQueryBlocks = false;
+  /// Tile sizes; none: the target's default (chooseTileConfig).
+  std::optional<mlir::attn::TileConfig> tiles;
+  /// The GPU lowering's knobs (its chip is the target's, set at compile
+  /// time).
+  mlir::attn::GpuTarget gpu;
 
   bool isDefault() const { return name == "default"; }
 };

@@ -52,7 +52,8 @@ private:
     std::shared_ptr<const Kernel> kernel = choose(args, scale, gridY, error);
     if (!kernel)
       return false;
-    return runOther(*kernel, args, scale, gridXOf(*kernel, args), gridY, error);
+    return runOther(*kernel, args, scale,
+                    kernel->queryPrograms(args.q.sizes[2]), gridY, error);
   }
 
   /// Whether O's or the LSE's bytes overlap Q's, K's or V's.
@@ -77,10 +78,6 @@ private:
           return true;
     }
     return false;
-  }
-
-  static int64_t gridXOf(const Kernel &kernel, const LaunchArgs &args) {
-    return (args.q.sizes[2] + kernel.blockM() - 1) / kernel.blockM();
   }
 
   /// The kernel for the bucket of `args`' lengths: remembered, read from
@@ -182,7 +179,7 @@ std::shared_ptr<const Kernel> TunedKernel::choose(const LaunchArgs &args,
 bool TunedKernel::measure(const Kernel &kernel, const LaunchArgs &args,
                           float scale, int64_t gridY, CudaDriver *driver,
                           double &ms, std::string &error) const {
-  int64_t gridX = gridXOf(kernel, args);
+  int64_t gridX = kernel.queryPrograms(args.q.sizes[2]);
   auto once = [&](std::string &why) {
     return runOther(kernel, args, scale, gridX, gridY, why);
   };

@@ -85,8 +85,7 @@ protected:
     setenv("ATTN_AUTOTUNE", "1", 1);
     Schedule small;
     small.name = "32x32";
-    small.blockM = 32;
-    small.blockN = 32;
+    small.tiles = mlir::attn::TileConfig{32, 32, 0};
     setCandidateSchedulesForTesting(std::vector<Schedule>{Schedule(), small});
   }
   void TearDown() override {

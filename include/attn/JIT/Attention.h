@@ -111,6 +111,10 @@ public:
   const Target &target() const { return target_; }
   /// Query rows per program: the grid is ceil(seq_q / blockM) x batch*heads.
   int64_t blockM() const { return blockM_; }
+  /// Programs along the query rows for `seqQ` rows: ceil(seqQ / blockM).
+  int64_t queryPrograms(int64_t seqQ) const {
+    return (seqQ + blockM_ - 1) / blockM_;
+  }
   /// CUDA targets: the kernel's PTX; empty for the CPU.
   virtual const std::string &ptx() const;
   /// CUDA targets: the dynamic shared memory a launch of ptx() must pass,

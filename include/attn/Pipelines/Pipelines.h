@@ -3,6 +3,7 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Pipelines/GpuTarget.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -26,30 +27,6 @@ void buildTileProgramPipeline(OpPassManager &pm,
 /// Tile program -> LLVM dialect for the host CPU: block pointers lowered,
 /// tiles to linalg on tensors, bufferized, loops, LLVM.
 void buildCpuLoweringPipeline(OpPassManager &pm);
-
-/// The NVIDIA chip to compile for.
-struct GpuTarget {
-  std::string chip = "sm_90a";
-  std::string features = "+ptx80";
-  /// When positive, CTAs per multiprocessor ptxas must fit (registers);
-  /// 0: none; -1: the choice measured for the kernel's schedule.
-  int64_t minBlocksPerSM = -1;
-  /// Schedule knobs for tuning runs (bench/variants.sh).
-  bool skipUnmovedRescale = true;
-  bool shortSharedPointers = true;
-  bool wideLdmatrix = false;
-  bool prefetchKeys = false;
-  bool wholePassCopiesOnDiagonal = true;
-  bool reverseQueryBlocks = false;
-  bool stagedOutput = false;
-  /// S = Q K^T on wgmma where the schedule allows it (sm_90a only).
-  /// (Default on: measured faster on the H200, docs/perf-notes.md.)
-  bool wgmmaScores = true;
-  bool wgmmaValues = true;
-  int64_t skipRescaleMinCols = 128;
-  /// -1: the choice measured for the kernel's schedule.
-  int64_t pairedOutputMaxCols = -1;
-};
 
 /// Tile program -> gpu.module -> gpu.binary holding the PTX of each kernel
 /// (format isa: LLVM's NVPTX backend, no CUDA needed).

@@ -61,6 +61,7 @@ LogicalResult KernelEmitter::emit() {
   groupRow = arith::DivUIOp::create(b, loc, lane, index(4));
   laneInRow = arith::RemUIOp::create(b, loc, lane, index(4));
 
+  causal = hasCausalMask(kernel);
   planWgmmaDots();
   resolveAutoKnobs();
   if (failed(emitBlock(kernel.getBody().front())))
@@ -80,7 +81,6 @@ bool gpu_lowering::hasCausalMask(Operation *root) {
 void KernelEmitter::resolveAutoKnobs() {
   if (schedule.minBlocksPerSM >= 0 && schedule.pairedOutputMaxCols >= 0)
     return;
-  bool causal = hasCausalMask(kernel);
   int64_t outputCols = 0;
   kernel.walk([&](Operation *op) {
     if (auto store = dyn_cast<TileStoreOp>(op)) {
@@ -136,8 +136,7 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
     Value id = gpu::BlockIdOp::create(b, loc, dim);
     // Longest first: in a causal grid the last query blocks see the most
     // keys; starting them first leaves short CTAs for the grid's tail.
-    if (schedule.reverseQueryBlocks && dim == gpu::Dimension::x &&
-        hasCausalMask(kernel))
+    if (schedule.reverseQueryBlocks && dim == gpu::Dimension::x && causal)
       id = arith::SubIOp::create(
           b, loc,
           arith::SubIOp::create(b, loc, gpu::GridDimOp::create(b, loc, dim),

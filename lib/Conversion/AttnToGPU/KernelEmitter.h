@@ -322,6 +322,8 @@ private:
   /// Whether shared memory may have been read since the last barrier: a
   /// fill must then wait for those readers before overwriting.
   bool sharedReadSinceBarrier = false;
+  /// Whether the kernel applies a causal mask (set by emit()).
+  bool causal = false;
   gpu::GPUFuncOp func;
   // Per-thread coordinates.
   Value threadId, lane, warpRow, groupRow, laneInRow;

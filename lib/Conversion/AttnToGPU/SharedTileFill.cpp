@@ -221,10 +221,7 @@ void KernelEmitter::copyWholePasses(TileLoadOp op, Value shared, Value base,
   SmallVector<Value> first =
       globalIndices(b, loc, base, offsets, dims, {firstRow, col}, std::nullopt)
           .first;
-  Value start = meta.getOffset();
-  for (auto [at, stride] : llvm::zip(first, meta.getStrides()))
-    start = arith::AddIOp::create(b, loc, start,
-                                  arith::MulIOp::create(b, loc, at, stride));
+  Value start = elementOffset(b, loc, meta, first);
   Value passElems = arith::MulIOp::create(b, loc, meta.getStrides()[dims[0]],
                                           index(rowsPerPass));
   int64_t passes = rows / rowsPerPass;

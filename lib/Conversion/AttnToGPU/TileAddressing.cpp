@@ -60,6 +60,16 @@ Value gpu_lowering::tileRowsInRange(OpBuilder &b, Location loc, Value base,
 /// an `alignment`-byte boundary and its rows (memref dim `rowDim`) are a
 /// whole number of `alignment` bytes apart: the condition for copying or
 /// storing it in `alignment`-byte pieces.
+Value gpu_lowering::elementOffset(OpBuilder &b, Location loc,
+                                  memref::ExtractStridedMetadataOp meta,
+                                  ArrayRef<Value> indices) {
+  Value offset = meta.getOffset();
+  for (auto [at, stride] : llvm::zip(indices, meta.getStrides()))
+    offset = arith::AddIOp::create(b, loc, offset,
+                                   arith::MulIOp::create(b, loc, at, stride));
+  return offset;
+}
+
 Value gpu_lowering::tileAlignedTo(OpBuilder &b, Location loc, Value base,
                                   ArrayRef<Value> offsets, int64_t rowDim,
                                   int64_t alignment) {
@@ -67,10 +77,7 @@ Value gpu_lowering::tileAlignedTo(OpBuilder &b, Location loc, Value base,
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, base);
-  Value start = meta.getOffset();
-  for (auto [d, stride] : llvm::enumerate(meta.getStrides()))
-    start = arith::AddIOp::create(
-        b, loc, start, arith::MulIOp::create(b, loc, offsets[d], stride));
+  Value start = elementOffset(b, loc, meta, offsets);
   Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(
       b, loc, b.getIndexType(), base);
   Value first = arith::AddIOp::create(

@@ -28,6 +28,12 @@ globalIndices(OpBuilder &b, Location loc, Value base, ValueRange offsets,
               ArrayRef<int64_t> dims, ArrayRef<Value> position,
               std::optional<ArrayRef<int64_t>> checks);
 
+/// The offset, in elements from the aligned pointer, of the element at
+/// `indices` of the memref `meta` describes.
+Value elementOffset(OpBuilder &b, Location loc,
+                    memref::ExtractStridedMetadataOp meta,
+                    ArrayRef<Value> indices);
+
 /// Whether rows [offset, offset + rows) of memref dim `dim` all exist.
 Value tileRowsInRange(OpBuilder &b, Location loc, Value base, Value offset,
                       int64_t dim, int64_t rows);
