@@ -31,10 +31,10 @@ attn::detail::candidateSchedules(const AttentionSpec &spec,
   std::vector<Schedule> schedules(1);
   // The wgmma schedule's family on sm_90a (16-bit, head dims whole 64-column
   // blocks up to 128): the alternatives measured to win somewhere on the
-  // H200 (docs/perf-notes.md, sessions 5-6): two warpgroups of 64 rows with
-  // 64 or 128 keys per step (d 64 non-causal and causal d 128 at 16k), and
-  // for causal kernels 4 CTAs/SM with checked copies on the diagonal and
-  // the longest-first grid.
+  // H200 (docs/perf-notes.md, sessions 5-7): two warpgroups of 64 rows with
+  // 64 or 128 keys per step (d 64 non-causal and causal d 128 at 16k); for
+  // causal kernels the session-6 default (no CTA target, whole passes on
+  // the diagonal); at head_dim_v 64 the direct output stores.
   int64_t dv = spec.effectiveHeadDimV();
   bool wgmmaFamily = target.kind == Target::Kind::Cuda &&
                      target.chip == "sm_90a" && spec.dtype != DType::F32 &&
@@ -51,15 +51,17 @@ attn::detail::candidateSchedules(const AttentionSpec &spec,
   schedules.push_back(tiles("128x64x8", 128, 64, 8));
   schedules.push_back(tiles("128x128x8", 128, 128, 8));
   if (spec.causal != CausalKind::None) {
-    Schedule fourCtas;
-    fourCtas.name = "4cta-checked-diagonal";
-    fourCtas.gpu.minBlocksPerSM = 4;
-    fourCtas.gpu.wholePassCopiesOnDiagonal = false;
-    schedules.push_back(fourCtas);
-    Schedule longestFirst;
-    longestFirst.name = "longest-first";
-    longestFirst.gpu.reverseQueryBlocks = true;
-    schedules.push_back(longestFirst);
+    Schedule freeCtas;
+    freeCtas.name = "no-cta-target-diagonal-passes";
+    freeCtas.gpu.minBlocksPerSM = 0;
+    freeCtas.gpu.wholePassCopiesOnDiagonal = 1;
+    schedules.push_back(freeCtas);
+  }
+  if (dv == 64) {
+    Schedule direct;
+    direct.name = "direct-output";
+    direct.gpu.stagedOutput = 0;
+    schedules.push_back(direct);
   }
   return schedules;
 }

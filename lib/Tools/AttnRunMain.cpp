@@ -148,9 +148,11 @@ const TuningKnob kTuningKnobs[] = {
     {"ldsm-x4", [](GpuTarget &t) { t.wideLdmatrix = true; }},
     {"prefetch-k", [](GpuTarget &t) { t.prefetchKeys = true; }},
     {"no-diagonal-passes",
-     [](GpuTarget &t) { t.wholePassCopiesOnDiagonal = false; }},
+     [](GpuTarget &t) { t.wholePassCopiesOnDiagonal = 0; }},
+    {"diagonal-passes", [](GpuTarget &t) { t.wholePassCopiesOnDiagonal = 1; }},
     {"reverse-q", [](GpuTarget &t) { t.reverseQueryBlocks = true; }},
-    {"staged-output", [](GpuTarget &t) { t.stagedOutput = true; }},
+    {"staged-output", [](GpuTarget &t) { t.stagedOutput = 1; }},
+    {"direct-output", [](GpuTarget &t) { t.stagedOutput = 0; }},
     {"no-wgmma", [](GpuTarget &t) { t.wgmmaScores = false; }},
     {"wgmma-scores-only", [](GpuTarget &t) {
        t.wgmmaScores = true;

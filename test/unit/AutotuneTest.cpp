@@ -46,7 +46,13 @@ TEST(Autotune, CandidatesPerSpecAndTarget) {
   EXPECT_EQ(
       names(candidateSchedules(spec, hopper)),
       (std::vector<std::string>{"default", "128x64x8", "128x128x8",
-                                "4cta-checked-diagonal", "longest-first"}));
+                                "no-cta-target-diagonal-passes"}));
+  spec.headDim = 64;
+  EXPECT_EQ(
+      names(candidateSchedules(spec, hopper)),
+      (std::vector<std::string>{"default", "128x64x8", "128x128x8",
+                                "no-cta-target-diagonal-passes",
+                                "direct-output"}));
   // Nothing else measured to win: no tuning.
   EXPECT_EQ(
       candidateSchedules(spec, *Target::parse("cuda:sm_80", error)).size(), 1u);

@@ -47,7 +47,7 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "When positive, ask ptxas (nvvm.minctasm) to fit this many CTAs "
            "per multiprocessor by limiting registers; 0: no target; -1: the "
            "choice measured for the kernel's schedule (4 for the "
-           "one-warpgroup wgmma schedule unless causal at head_dim_v 128)">,
+           "one-warpgroup wgmma schedule)">,
     Option<"skipUnmovedRescale", "skip-unmoved-rescale", "bool", "true",
            "Skip the accumulator rescale when no row max of the warp moved">,
     Option<"skipRescaleMinCols", "skip-rescale-min-cols", "int64_t", "128",
@@ -57,7 +57,7 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Store two adjacent output columns per 4-byte store (16-bit "
            "outputs) when the output tile is at most this wide; -1: the "
            "choice measured for the kernel's schedule (every width for the "
-           "non-causal one-warpgroup wgmma schedule, else 64: on mma.sync "
+           "one-warpgroup wgmma schedule, else 64: on mma.sync "
            "at d 128 the extra live values cost more than the stores save)">,
     Option<"wideLdmatrix", "wide-ldmatrix", "bool", "false",
            "Read the B fragments of two column tiles with one ldmatrix x4 "
@@ -66,20 +66,23 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Shared memory a CTA may have on the target chip (default: sm_90, "
            "227 KiB); tiles beyond 48 KiB use dynamic shared memory">,
     Option<"wholePassCopiesOnDiagonal", "whole-pass-copies-on-diagonal",
-           "bool", "true",
-           "Copy K/V tiles whose rows all exist in unchecked whole passes "
-           "also in the loop that applies the causal mask (off: checked "
-           "copies there, fewer live registers; experimental, "
-           "docs/perf-notes.md session 6)">,
+           "int64_t", "-1",
+           "1: copy K/V tiles whose rows all exist in unchecked whole passes "
+           "also in the loop that applies the causal mask; 0: checked "
+           "copies there (fewer live registers); -1: the choice measured "
+           "for the kernel's schedule (0 for the causal one-warpgroup wgmma "
+           "schedule at head_dim_v 128, else 1)">,
     Option<"reverseQueryBlocks", "reverse-query-blocks", "bool", "false",
            "Causal kernels: give the first CTAs the last query blocks (the "
            "longest, with the most keys) so the grid's tail is short ones "
            "(experimental: not yet measured)">,
-    Option<"stagedOutput", "staged-output", "bool", "false",
-           "Store 16-bit output tiles through shared memory (reusing a "
+    Option<"stagedOutput", "staged-output", "int64_t", "-1",
+           "1: store 16-bit output tiles through shared memory (reusing a "
            "staged input tile's buffer once every warp is done with it) as "
            "coalesced 16-byte rows, where the tile is 16-byte aligned at run "
-           "time (experimental: not yet run on the GPU)">,
+           "time; 0: from registers; -1: the choice measured for the "
+           "kernel's schedule (1 for the one-warpgroup wgmma schedule at "
+           "head_dim_v 64, else 0)">,
     Option<"prefetchKeys", "prefetch-keys", "bool", "false",
            "Copy the next KV step's K tile while P * V runs (issued after "
            "the barrier that follows S = Q K^T; the first one before the "

@@ -25,9 +25,11 @@ struct GpuTarget {
   bool shortSharedPointers = true;
   bool wideLdmatrix = false;
   bool prefetchKeys = false;
-  bool wholePassCopiesOnDiagonal = true;
+  /// 1 / 0; -1: the choice measured for the kernel's schedule.
+  int64_t wholePassCopiesOnDiagonal = -1;
   bool reverseQueryBlocks = false;
-  bool stagedOutput = false;
+  /// 1 / 0; -1: the choice measured for the kernel's schedule.
+  int64_t stagedOutput = -1;
   /// S = Q K^T on wgmma where the schedule allows it (sm_90a only).
   /// (Default on: measured faster on the H200, docs/perf-notes.md.)
   bool wgmmaScores = true;

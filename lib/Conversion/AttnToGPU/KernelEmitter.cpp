@@ -79,7 +79,8 @@ bool gpu_lowering::hasCausalMask(Operation *root) {
 }
 
 void KernelEmitter::resolveAutoKnobs() {
-  if (schedule.minBlocksPerSM >= 0 && schedule.pairedOutputMaxCols >= 0)
+  if (schedule.minBlocksPerSM >= 0 && schedule.pairedOutputMaxCols >= 0 &&
+      schedule.wholePassCopiesOnDiagonal >= 0 && schedule.stagedOutput >= 0)
     return;
   int64_t outputCols = 0;
   kernel.walk([&](Operation *op) {
@@ -99,6 +100,10 @@ void KernelEmitter::resolveAutoKnobs() {
     schedule.minBlocksPerSM = knobs.minBlocksPerSM;
   if (schedule.pairedOutputMaxCols < 0)
     schedule.pairedOutputMaxCols = knobs.pairedOutputMaxCols;
+  if (schedule.wholePassCopiesOnDiagonal < 0)
+    schedule.wholePassCopiesOnDiagonal = knobs.wholePassCopiesOnDiagonal;
+  if (schedule.stagedOutput < 0)
+    schedule.stagedOutput = knobs.stagedOutput;
 }
 
 ScheduleKnobs gpu_lowering::measuredScheduleKnobs(bool oneWarpgroupWgmma,
@@ -109,12 +114,14 @@ ScheduleKnobs gpu_lowering::measuredScheduleKnobs(bool oneWarpgroupWgmma,
     return knobs;
   // bf16, B * S = 16k, TFLOP/s at s 512 / 16k (bench/variants.sh): d 128
   // non-causal 236 / 382 -> 275 / 400 (4 CTAs + pairs); d 64 non-causal
-  // 228 / 311 -> 229 / 322, causal 134 / 279 -> 149 / 305 (4 CTAs); d 128
-  // causal 151 / 362 unchanged (4 CTAs spill: 128 / 324).
-  if (!(causal && outputCols >= 128))
-    knobs.minBlocksPerSM = 4;
-  if (!causal)
-    knobs.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();
+  // 228 / 311 -> 229 / 322, causal 134 / 279 -> 149 / 305 (4 CTAs).
+  // Session 7, s 512 / 1k: d 128 causal 150 / 222 -> 165 / 237 (4 CTAs,
+  // checked diagonal copies, pairs); d 64 staged output: non-causal
+  // 228 / 267 -> 237 / 276, causal s 512 147 -> 159.
+  knobs.minBlocksPerSM = 4;
+  knobs.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();
+  knobs.wholePassCopiesOnDiagonal = !(causal && outputCols >= 128);
+  knobs.stagedOutput = outputCols <= 64;
   return knobs;
 }
 

@@ -53,12 +53,14 @@ struct GpuSchedule {
   bool skipUnmovedRescale = true;
   bool wideLdmatrix = false;
   bool prefetchKeys = false;
-  /// Whole-pass copies also inside the loop that applies the causal mask.
-  bool wholePassCopiesOnDiagonal = true;
+  /// Whole-pass copies also inside the loop that applies the causal mask
+  /// (1 / 0; -1: chosen by measuredScheduleKnobs).
+  int64_t wholePassCopiesOnDiagonal = 1;
   /// Causal kernels: program_id 0 counted from the grid's end.
   bool reverseQueryBlocks = false;
-  /// 16-bit output tiles stored through shared memory in 16-byte rows.
-  bool stagedOutput = false;
+  /// 16-bit output tiles stored through shared memory in 16-byte rows
+  /// (1 / 0; -1: chosen by measuredScheduleKnobs).
+  int64_t stagedOutput = 0;
   /// S = Q K^T on wgmma where the dot allows it (WgmmaScores.cpp).
   bool wgmmaScores = false;
   /// With wgmmaScores, P * V on wgmma too.
@@ -73,16 +75,19 @@ struct GpuSchedule {
   int64_t minBlocksPerSM = 0;
 };
 
-/// The knobs measured best on the H200 (docs/perf-notes.md, session 6),
-/// for options left at -1 ("auto"). The one-warpgroup wgmma schedule (64
-/// query rows on 4 warps) fits 4 CTAs per multiprocessor in 128 registers
-/// without spilling except when causal at head_dim_v 128 (416 bytes of
-/// spills; it stays at 3), and its non-causal kernels gain from paired
-/// output stores at every width. Everything else keeps the earlier
-/// defaults (no CTA target, pairs up to 64 columns).
+/// The knobs measured best on the H200 (docs/perf-notes.md, sessions 6
+/// and 7), for options left at -1 ("auto"). The one-warpgroup wgmma
+/// schedule (64 query rows on 4 warps) runs 4 CTAs per multiprocessor in
+/// 128 registers with paired output stores; when causal at head_dim_v 128
+/// its diagonal loop keeps the checked copies (whole passes there spill
+/// 416 bytes at 4 CTAs; checked, 92). At head_dim_v 64 its output goes
+/// through shared memory. Everything else keeps the earlier defaults (no
+/// CTA target, pairs up to 64 columns, whole passes, direct stores).
 struct ScheduleKnobs {
   int64_t minBlocksPerSM = 0;
   int64_t pairedOutputMaxCols = 64;
+  bool wholePassCopiesOnDiagonal = true;
+  bool stagedOutput = false;
 };
 ScheduleKnobs measuredScheduleKnobs(bool oneWarpgroupWgmma, bool causal,
                                     int64_t outputCols);

@@ -187,7 +187,7 @@ bool KernelEmitter::copiesInWholePasses(TileLoadOp op, int64_t bufferCols) {
   int64_t threads = schedule.numThreads;
   if (type.getDimSize(1) != bufferCols || threads % chunksPerRow != 0)
     return false;
-  if (!schedule.wholePassCopiesOnDiagonal) {
+  if (schedule.wholePassCopiesOnDiagonal == 0) {
     auto loop = op->getParentOfType<scf::ForOp>();
     if (loop && hasCausalMask(loop))
       return false;

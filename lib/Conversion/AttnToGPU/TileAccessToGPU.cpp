@@ -424,7 +424,7 @@ LogicalResult KernelEmitter::emitTileStore(TileStoreOp op) {
     // 16-byte aligned at run time (staged-output), directly otherwise.
     int64_t rows = frag->type.getDimSize(0), cols = frag->type.getDimSize(1);
     Value staging;
-    if (schedule.stagedOutput && element.getIntOrFloatBitWidth() == 16 &&
+    if (schedule.stagedOutput == 1 && element.getIntOrFloatBitWidth() == 16 &&
         contiguousUncheckedRows(op) && cols % 8 == 0)
       staging = outputStagingBuffer(rows, cols, element);
     if (!staging) {

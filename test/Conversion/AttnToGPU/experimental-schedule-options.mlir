@@ -1,7 +1,7 @@
 // RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true}, canonicalize, cse)' | FileCheck %s --check-prefix=DEFAULT
-// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true whole-pass-copies-on-diagonal=false}, canonicalize, cse)' | FileCheck %s --check-prefix=NODIAG
+// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true whole-pass-copies-on-diagonal=0}, canonicalize, cse)' | FileCheck %s --check-prefix=NODIAG
 // RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true reverse-query-blocks=true}, canonicalize, cse)' | FileCheck %s --check-prefix=REVERSE
-// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true staged-output=true}, canonicalize, cse)' | FileCheck %s --check-prefix=STAGED
+// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true staged-output=1}, canonicalize, cse)' | FileCheck %s --check-prefix=STAGED
 
 // A causal program has two KV loops: the blocks below the diagonal, then
 // the ones the causal mask applies to. By default both copy K and V in

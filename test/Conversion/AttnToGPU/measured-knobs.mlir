@@ -1,16 +1,20 @@
 // RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true})' | FileCheck %s
 // Explicit values replace the measured ones.
-// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true min-blocks-per-sm=0 paired-output-max-cols=64})' | FileCheck %s --check-prefix=EXPLICIT
+// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true min-blocks-per-sm=0 paired-output-max-cols=64 whole-pass-copies-on-diagonal=1 staged-output=0})' | FileCheck %s --check-prefix=EXPLICIT
 // The mma.sync schedule keeps the earlier defaults.
 // RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu)' | FileCheck %s --check-prefix=MMA
 
-// min-blocks-per-sm and paired-output-max-cols left at -1 take the choice
-// measured for the kernel's schedule (docs/perf-notes.md, session 6). The
-// one-warpgroup wgmma schedule, non-causal, head_dim_v 128: 4 CTAs per
-// multiprocessor and the 128-wide output stored as column pairs.
+// min-blocks-per-sm, paired-output-max-cols, whole-pass-copies-on-diagonal
+// and staged-output left at -1 take the choice measured for the kernel's
+// schedule (docs/perf-notes.md, sessions 6 and 7). The one-warpgroup wgmma
+// schedule, non-causal, head_dim_v 128: 4 CTAs per multiprocessor and the
+// 128-wide output stored from registers as column pairs.
 // CHECK-LABEL: gpu.func @wide
 // CHECK-SAME: nvvm.minctasm = 4 : i32
+// CHECK-NOT: vector<8xbf16>
 // CHECK: vector.store %{{.+}}, %arg3[{{.+}}] {alignment = 4 : i64} {{.*}} vector<2xbf16>
+// CHECK-NOT: vector<8xbf16>
+// CHECK: gpu.return
 // EXPLICIT-LABEL: gpu.func @wide
 // EXPLICIT-NOT: nvvm.minctasm
 // EXPLICIT-NOT: vector.store
@@ -27,12 +31,26 @@ func.func @wide(%q: !t, %k: !t, %v: !t, %o: !t) {
 
 // -----
 
-// Causal at head_dim_v 128: asking for 4 CTAs spills (416 bytes), so no
-// CTA target, and element stores.
+// Causal at head_dim_v 128: 4 CTAs and pairs too, with checked copies in
+// the loop that applies the mask (whole passes there would spill 416 bytes
+// at 4 CTAs): that loop has no flat view.
 // CHECK-LABEL: gpu.func @wide_causal
-// CHECK-NOT: nvvm.minctasm
-// CHECK-NOT: vector.store
+// CHECK-SAME: nvvm.minctasm = 4 : i32
+// CHECK: scf.for
+// CHECK: memref.reinterpret_cast %arg1
+// CHECK: memref.reinterpret_cast %arg2
+// CHECK: arith.cmpi sgt
+// CHECK: scf.for
+// CHECK-NOT: memref.reinterpret_cast
+// CHECK: vector.store %{{.+}}, %arg3[{{.+}}] {alignment = 4 : i64} {{.*}} vector<2xbf16>
 // CHECK: gpu.return
+// EXPLICIT-LABEL: gpu.func @wide_causal
+// EXPLICIT-NOT: nvvm.minctasm
+// EXPLICIT: scf.for
+// EXPLICIT: scf.for
+// EXPLICIT: memref.reinterpret_cast %arg1
+// EXPLICIT-NOT: vector.store
+// EXPLICIT: gpu.return
 !t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 func.func @wide_causal(%q: !t, %k: !t, %v: !t, %o: !t) {
   attn.flash_attention %q, %k, %v -> %o causal = top_left : !t, !t, !t -> !t
@@ -41,11 +59,16 @@ func.func @wide_causal(%q: !t, %k: !t, %v: !t, %o: !t) {
 
 // -----
 
-// Causal at head_dim_v 64: 4 CTAs fit without spills; pairs as at every
-// width up to 64.
+// Head_dim_v 64: 4 CTAs, and the output through shared memory as 16-byte
+// rows where the tile is 16-byte aligned (column pairs otherwise).
 // CHECK-LABEL: gpu.func @narrow_causal
 // CHECK-SAME: nvvm.minctasm = 4 : i32
-// CHECK: vector.store %{{.+}} vector<2xbf16>
+// CHECK: vector.store %{{.+}}, %arg3[{{.+}}] {alignment = 16 : i64} {{.*}} vector<8xbf16>
+// CHECK: } else {
+// CHECK: vector.store %{{.+}}, %arg3[{{.+}}] {alignment = 4 : i64} {{.*}} vector<2xbf16>
+// EXPLICIT-LABEL: gpu.func @narrow_causal
+// EXPLICIT-NOT: vector<8xbf16>
+// EXPLICIT: vector.store %{{.+}}, %arg3[{{.+}}] {alignment = 4 : i64} {{.*}} vector<2xbf16>
 !n = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 func.func @narrow_causal(%q: !n, %k: !n, %v: !n, %o: !n) {
   attn.flash_attention %q, %k, %v -> %o causal = top_left : !n, !n, !n -> !n
