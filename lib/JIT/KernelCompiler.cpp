@@ -81,9 +81,13 @@ LogicalResult mlir::attn::compileTileProgram(ModuleOp module,
                                              int64_t elementBytes,
                                              std::optional<TileConfig> tiles) {
   PassManager pm(module.getContext());
+  bool causal = false;
+  module.walk([&](FlashAttentionOp op) {
+    causal |= op.getCausal() != CausalAlignment::none;
+  });
   TileConfig config =
       tiles ? *tiles
-            : chooseTileConfig(target, headDim, headDimV, elementBytes);
+            : chooseTileConfig(target, headDim, headDimV, elementBytes, causal);
   TileProgramOptions tile;
   tile.blockM = config.blockM;
   tile.blockN = config.blockN;

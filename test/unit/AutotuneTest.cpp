@@ -51,8 +51,14 @@ TEST(Autotune, CandidatesPerSpecAndTarget) {
   EXPECT_EQ(
       names(candidateSchedules(spec, hopper)),
       (std::vector<std::string>{"default", "128x64x8", "128x128x8",
-                                "no-cta-target-diagonal-passes",
+                                "64x128x4", "no-cta-target-diagonal-passes",
                                 "direct-output"}));
+  spec.causal = CausalKind::None;
+  EXPECT_EQ(names(candidateSchedules(spec, hopper)),
+            (std::vector<std::string>{"default", "128x64x8", "128x128x8",
+                                      "64x64x4", "direct-output"}));
+  spec.headDim = 128;
+  spec.causal = CausalKind::TopLeft;
   // Nothing else measured to win: no tuning.
   EXPECT_EQ(
       candidateSchedules(spec, *Target::parse("cuda:sm_80", error)).size(), 1u);

@@ -35,8 +35,8 @@ OwningOpRef<ModuleOp> buildFlashAttentionModule(MLIRContext *ctx,
                                                 const ::attn::AttentionSpec &spec);
 
 /// Expands and optimises the tile program of `module` with the tile sizes
-/// of `target` ("cpu" or "gpu") for these head dims and element size, or
-/// with `tiles` when given.
+/// of `target` ("cpu" or "gpu") for these head dims, element size and the
+/// module's causal mask, or with `tiles` when given.
 LogicalResult compileTileProgram(ModuleOp module, const std::string &target,
                                  int64_t headDim, int64_t headDimV,
                                  int64_t elementBytes,

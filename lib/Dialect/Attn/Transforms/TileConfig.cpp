@@ -6,7 +6,8 @@ using namespace mlir::attn;
 
 TileConfig mlir::attn::chooseTileConfig(const std::string &target,
                                         int64_t headDim, int64_t headDimV,
-                                        int64_t elementBytes) {
+                                        int64_t elementBytes,
+                                        bool causal) {
   TileConfig config;
   if (target == "cpu") {
     // Tiles of a few tens of KB stay in L1/L2; 64x64 scores keep the
@@ -34,11 +35,14 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
   // warpgroup of 4 warps on 64 rows, 64 keys per step, when the head dims
   // are whole 128-byte column blocks. Measured on the H200 (bf16, B*S = 16k,
   // docs/perf-notes.md): d 128 s 16k 278 (mma.sync 128x64) -> 334 TFLOP/s,
-  // causal 246 -> 297; d 64 260 -> 277, causal 250 -> 271.
+  // causal 246 -> 297; d 64 260 -> 277, causal 250 -> 271. At d 64,
+  // non-causal, 128 keys per step (session 7, s 512 / 16k: 240 / 322 ->
+  // 259 / 354); causal kernels keep 64 (their diagonal step would mask
+  // twice the work: 159 -> 127 at s 512).
   if (target == "gpu:sm_90a" && elementBytes == 2 && headDim % 64 == 0 &&
       headDimV % 64 == 0 && headDim <= 128 && headDimV <= 128) {
     config.blockM = 64;
-    config.blockN = 64;
+    config.blockN = !causal && headDim == 64 && headDimV == 64 ? 128 : 64;
     config.numWarps = 4;
     return config;
   }

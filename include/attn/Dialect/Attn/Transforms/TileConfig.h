@@ -24,9 +24,10 @@ struct TileConfig {
 
 /// Default tile sizes for a target ("cpu", "gpu", "gpu:<chip>" such as
 /// "gpu:sm_90a"), head dims and the size
-/// of an element in bytes.
+/// of an element in bytes, for a causal kernel or not.
 TileConfig chooseTileConfig(const std::string &target, int64_t headDim,
-                            int64_t headDimV, int64_t elementBytes = 2);
+                            int64_t headDimV, int64_t elementBytes = 2,
+                            bool causal = false);
 
 } // namespace mlir::attn
 
