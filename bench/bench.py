@@ -60,13 +60,14 @@ COLUMNS = ["batch", "heads", "kv_heads", "seqlen_q", "seqlen_kv", "d",
 L2_BYTES = 50 * 2**20  # H200: 50 MiB
 
 
-def fa3_shapes(quick):
-    seqlens = [1024, 4096, 16384] if quick else [512, 1024, 2048, 4096,
-                                                  8192, 16384]
+def fa3_shapes(quick, seqlens=None):
+    if not seqlens:
+        seqlens = [1024, 4096, 16384] if quick else [512, 1024, 2048, 4096,
+                                                      8192, 16384]
     for d in (64, 128):
         for causal in (False, True):
             for s in seqlens:
-                yield dict(batch=16384 // s, heads=2048 // d,
+                yield dict(batch=max(1, 16384 // s), heads=2048 // d,
                            kv_heads=2048 // d, seqlen_q=s, seqlen_kv=s, d=d,
                            causal=causal)
 
@@ -122,7 +123,13 @@ def main():
                         help="fewer shapes (3 seqlens, 4 decode shapes)")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     parser.add_argument("--no-flex", action="store_true")
+    parser.add_argument("--seqlens", default="",
+                        help="comma-separated lengths instead of the FA3 "
+                        "ones (batch 16k // seqlen), e.g. 768,3000, to "
+                        "re-measure away from the benchmark's lengths; "
+                        "no decode shapes")
     args = parser.parse_args()
+    seqlens = [int(x) for x in args.seqlens.split(",") if x]
 
     gpu = torch.cuda.get_device_name()
     print(f"attn-mlir {attn_mlir.version()}; torch {torch.__version__}; {gpu}",
@@ -150,7 +157,10 @@ def main():
     stem = (datetime.date.today().isoformat() + "-" +
             gpu.replace("NVIDIA ", "").replace(" ", "-").lower())
     path = os.path.join(args.out, stem + ".csv")
-    for shape in list(fa3_shapes(args.quick)) + list(decode_shapes(args.quick)):
+    shapes = list(fa3_shapes(args.quick, seqlens))
+    if not seqlens:
+        shapes += list(decode_shapes(args.quick))
+    for shape in shapes:
         one_set = 2 * (shape["batch"] * shape["heads"] * shape["seqlen_q"] +
                        2 * shape["batch"] * shape["kv_heads"] *
                        shape["seqlen_kv"]) * shape["d"]
@@ -284,7 +294,8 @@ def report(rows):
     fa3 = [x for x in fa3 if x]
     if fa3:
         geo = math.exp(sum(math.log(x) for x in fa3) / len(fa3))
-        print(f"\nFA3 shapes: {len(fa3)}; geometric mean of ours / SDPA-flash "
+        name = "FA3-style shapes" if seqlens else "FA3 shapes"
+        print(f"\n{name}: {len(fa3)}; geometric mean of ours / SDPA-flash "
               f"= {geo:.3f}; worst = {min(fa3):.3f}")
 
 
