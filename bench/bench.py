@@ -36,6 +36,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import attn_mlir  # noqa: E402
+from report import report  # noqa: E402  (bench/report.py)
 
 try:
     from triton.testing import do_bench
@@ -231,7 +232,7 @@ def main():
 
     print(f"wrote {path}")
     plot(rows, os.path.join(args.out, stem + ".png"))
-    report(rows)
+    report(rows, "FA3-style shapes" if seqlens else "FA3 shapes")
     sys.exit(1 if failures else 0)
 
 
@@ -270,34 +271,6 @@ def plot(rows, path):
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     print(f"wrote {path}")
-
-
-def report(rows):
-    def ratio(r, column):
-        return r["ours_tflops"] / r[column] if r.get(column) and \
-            r.get("ours_tflops") else None
-
-    print("\n| b | h | hkv | sq | skv | d | causal | ours TFLOP/s | "
-          "/flash | /cudnn | /efficient | /flex |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        cells = [ratio(r, c) for c in ("sdpa_flash_tflops",
-                                       "sdpa_cudnn_tflops",
-                                       "sdpa_efficient_tflops",
-                                       "flex_tflops")]
-        print(f"| {r['batch']} | {r['heads']} | {r['kv_heads']} | "
-              f"{r['seqlen_q']} | {r['seqlen_kv']} | {r['d']} | "
-              f"{r['causal']} | {r.get('ours_tflops', 'FAIL')} | " +
-              " | ".join(f"{c:.2f}" if c else "" for c in cells) + " |")
-    fa3 = [ratio(r, "sdpa_flash_tflops") for r in rows
-           if r["seqlen_q"] == r["seqlen_kv"]]
-    fa3 = [x for x in fa3 if x]
-    if fa3:
-        geo = math.exp(sum(math.log(x) for x in fa3) / len(fa3))
-        name = "FA3-style shapes" if seqlens else "FA3 shapes"
-        print(f"\n{name}: {len(fa3)}; geometric mean of ours / SDPA-flash "
-              f"= {geo:.3f}; worst = {min(fa3):.3f}")
-
 
 if __name__ == "__main__":
     main()
