@@ -156,7 +156,8 @@ def main():
     rows, failures = [], 0
     os.makedirs(args.out, exist_ok=True)
     stem = (datetime.date.today().isoformat() + "-" +
-            gpu.replace("NVIDIA ", "").replace(" ", "-").lower())
+            gpu.replace("NVIDIA ", "").replace(" ", "-").lower() +
+            ("-seqlens" if seqlens else ""))
     path = os.path.join(args.out, stem + ".csv")
     shapes = list(fa3_shapes(args.quick, seqlens))
     if not seqlens:

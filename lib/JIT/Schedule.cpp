@@ -32,43 +32,46 @@ attn::detail::candidateSchedules(const AttentionSpec &spec,
   // The wgmma schedule's family on sm_90a (16-bit, head dims whole 64-column
   // blocks up to 128): the alternatives measured to win somewhere on the
   // H200 (docs/perf-notes.md, sessions 5-7): two warpgroups of 64 rows with
-  // 64 or 128 keys per step (d 64 non-causal and causal d 128 at 16k), one
-  // with the other key-block size at d 64; for
-  // causal kernels the session-6 default (no CTA target, whole passes on
-  // the diagonal); at head_dim_v 64 the direct output stores.
+  // 64 or 128 keys per step (d 64 non-causal and causal d 128 at 16k); at
+  // d 64 the other key-block size than the default's (128 keys measured
+  // faster for causal kernels at 16k, 311 -> 323) and the direct output
+  // stores; for causal kernels at head_dim_v 128 the session-6 default (no
+  // CTA target, whole passes on the diagonal, element stores).
   int64_t dv = spec.effectiveHeadDimV();
+  bool causal = spec.causal != CausalKind::None;
   bool wgmmaFamily = target.kind == Target::Kind::Cuda &&
                      target.chip == "sm_90a" && spec.dtype != DType::F32 &&
                      spec.headDim % 64 == 0 && dv % 64 == 0 &&
                      spec.headDim <= 128 && dv <= 128;
   if (!wgmmaFamily)
     return schedules;
-  auto tiles = [](const char *name, int64_t m, int64_t n, int64_t warps) {
+  auto tiles = [](int64_t m, int64_t n, int64_t warps) {
     Schedule s;
-    s.name = name;
+    s.name = std::to_string(m) + "x" + std::to_string(n) + "x" +
+             std::to_string(warps);
     s.tiles = mlir::attn::TileConfig{m, n, warps};
     return s;
   };
-  schedules.push_back(tiles("128x64x8", 128, 64, 8));
-  schedules.push_back(tiles("128x128x8", 128, 128, 8));
-  // At d 64 the other key-block size than the default's (64 causal, 128
-  // not): 128 measured faster for causal kernels at 16k (311 -> 323).
-  if (spec.headDim == 64 && dv == 64)
-    schedules.push_back(spec.causal != CausalKind::None
-                            ? tiles("64x128x4", 64, 128, 4)
-                            : tiles("64x64x4", 64, 64, 4));
-  if (spec.causal != CausalKind::None) {
-    Schedule freeCtas;
-    freeCtas.name = "no-cta-target-diagonal-passes";
-    freeCtas.gpu.minBlocksPerSM = 0;
-    freeCtas.gpu.wholePassCopiesOnDiagonal = 1;
-    schedules.push_back(freeCtas);
-  }
-  if (dv == 64) {
+  schedules.push_back(tiles(128, 64, 8));
+  schedules.push_back(tiles(128, 128, 8));
+  bool headDims64 = spec.headDim == 64 && dv == 64;
+  if (headDims64) {
+    mlir::attn::TileConfig base = mlir::attn::chooseTileConfig(
+        "gpu:" + target.chip, spec.headDim, dv, /*elementBytes=*/2, causal);
+    schedules.push_back(
+        tiles(base.blockM, base.blockN == 64 ? 128 : 64, base.numWarps));
     Schedule direct;
     direct.name = "direct-output";
     direct.gpu.stagedOutput = 0;
     schedules.push_back(direct);
+  }
+  if (causal && dv == 128) {
+    Schedule sessionSix;
+    sessionSix.name = "no-cta-target-diagonal-passes";
+    sessionSix.gpu.minBlocksPerSM = 0;
+    sessionSix.gpu.wholePassCopiesOnDiagonal = 1;
+    sessionSix.gpu.pairedOutputMaxCols = 64;
+    schedules.push_back(sessionSix);
   }
   return schedules;
 }

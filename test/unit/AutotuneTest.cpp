@@ -51,14 +51,19 @@ TEST(Autotune, CandidatesPerSpecAndTarget) {
   EXPECT_EQ(
       names(candidateSchedules(spec, hopper)),
       (std::vector<std::string>{"default", "128x64x8", "128x128x8",
-                                "64x128x4", "no-cta-target-diagonal-passes",
-                                "direct-output"}));
+                                "64x128x4", "direct-output"}));
   spec.causal = CausalKind::None;
   EXPECT_EQ(names(candidateSchedules(spec, hopper)),
             (std::vector<std::string>{"default", "128x64x8", "128x128x8",
                                       "64x64x4", "direct-output"}));
+  // Head dims 128 / 64: neither d-64 alternative (their defaults are
+  // d 128's), nor the causal d-128 one.
   spec.headDim = 128;
+  spec.headDimV = 64;
   spec.causal = CausalKind::TopLeft;
+  EXPECT_EQ(names(candidateSchedules(spec, hopper)),
+            (std::vector<std::string>{"default", "128x64x8", "128x128x8"}));
+  spec.headDimV = 0;
   // Nothing else measured to win: no tuning.
   EXPECT_EQ(
       candidateSchedules(spec, *Target::parse("cuda:sm_80", error)).size(), 1u);

@@ -75,7 +75,8 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"reverseQueryBlocks", "reverse-query-blocks", "bool", "false",
            "Causal kernels: give the first CTAs the last query blocks (the "
            "longest, with the most keys) so the grid's tail is short ones "
-           "(experimental: not yet measured)">,
+           "(reverses the order inside each head's row of the grid only; "
+           "measured 11% slower on the H200, docs/perf-notes.md session 7)">,
     Option<"stagedOutput", "staged-output", "int64_t", "-1",
            "1: store 16-bit output tiles through shared memory (reusing a "
            "staged input tile's buffer once every warp is done with it) as "

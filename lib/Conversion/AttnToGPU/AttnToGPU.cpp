@@ -117,6 +117,17 @@ struct ConvertAttnToGPUPass
     SmallVector<func::FuncOp> kernels = collectTileKernels(module);
     if (kernels.empty())
       return;
+    // The -1/0/1 options: anything else would silently mean on or off.
+    for (auto [name, value] :
+         {std::pair<StringRef, int64_t>{"whole-pass-copies-on-diagonal",
+                                        wholePassCopiesOnDiagonal},
+          {"staged-output", stagedOutput}})
+      if (value < -1 || value > 1) {
+        module.emitError() << "convert-attn-to-gpu: " << name
+                           << " must be -1 (the measured choice), 0 or 1; got "
+                           << value;
+        return signalPassFailure();
+      }
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToEnd(module.getBody());
     auto gpuModule =

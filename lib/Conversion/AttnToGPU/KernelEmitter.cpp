@@ -82,12 +82,17 @@ void KernelEmitter::resolveAutoKnobs() {
   if (schedule.minBlocksPerSM >= 0 && schedule.pairedOutputMaxCols >= 0 &&
       schedule.wholePassCopiesOnDiagonal >= 0 && schedule.stagedOutput >= 0)
     return;
-  int64_t outputCols = 0;
+  int64_t outputCols = 0, inputCols = 0;
   kernel.walk([&](Operation *op) {
     if (auto store = dyn_cast<TileStoreOp>(op)) {
       auto type = cast<RankedTensorType>(store.getValue().getType());
       if (type.getRank() == 2)
         outputCols = std::max(outputCols, type.getDimSize(1));
+    }
+    if (auto load = dyn_cast<TileLoadOp>(op)) {
+      auto type = cast<RankedTensorType>(load.getResult().getType());
+      if (type.getRank() == 2)
+        inputCols = std::max(inputCols, type.getDimSize(1));
     }
   });
   // (Measured at head_dim_v 64 and 128 only; wider accumulators alone
@@ -95,7 +100,8 @@ void KernelEmitter::resolveAutoKnobs() {
   bool oneWarpgroupWgmma = !wgmmaDots.empty() && schedule.blockM == 64 &&
                            schedule.numWarps == 4 && outputCols <= 128;
   ScheduleKnobs knobs =
-      measuredScheduleKnobs(oneWarpgroupWgmma, causal, outputCols);
+      measuredScheduleKnobs(oneWarpgroupWgmma, causal, inputCols, outputCols,
+                            schedule.minBlocksPerSM);
   if (schedule.minBlocksPerSM < 0)
     schedule.minBlocksPerSM = knobs.minBlocksPerSM;
   if (schedule.pairedOutputMaxCols < 0)
@@ -108,7 +114,9 @@ void KernelEmitter::resolveAutoKnobs() {
 
 ScheduleKnobs gpu_lowering::measuredScheduleKnobs(bool oneWarpgroupWgmma,
                                                   bool causal,
-                                                  int64_t outputCols) {
+                                                  int64_t inputCols,
+                                                  int64_t outputCols,
+                                                  int64_t requestedMinBlocks) {
   ScheduleKnobs knobs;
   if (!oneWarpgroupWgmma)
     return knobs;
@@ -120,8 +128,13 @@ ScheduleKnobs gpu_lowering::measuredScheduleKnobs(bool oneWarpgroupWgmma,
   // 228 / 267 -> 237 / 276, causal s 512 147 -> 159.
   knobs.minBlocksPerSM = 4;
   knobs.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();
-  knobs.wholePassCopiesOnDiagonal = !(causal && outputCols >= 128);
-  knobs.stagedOutput = outputCols <= 64;
+  // The checked diagonal copies are there to fit 4 CTAs; with another
+  // target the whole passes stay.
+  int64_t ctas = requestedMinBlocks < 0 ? knobs.minBlocksPerSM
+                                        : requestedMinBlocks;
+  knobs.wholePassCopiesOnDiagonal = !(causal && outputCols >= 128 && ctas >= 4);
+  // Measured (and run through the GPU matrix) at head dims 64 only.
+  knobs.stagedOutput = inputCols <= 64 && outputCols <= 64;
   return knobs;
 }
 

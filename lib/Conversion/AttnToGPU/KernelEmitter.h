@@ -79,9 +79,9 @@ struct GpuSchedule {
 /// and 7), for options left at -1 ("auto"). The one-warpgroup wgmma
 /// schedule (64 query rows on 4 warps) runs 4 CTAs per multiprocessor in
 /// 128 registers with paired output stores; when causal at head_dim_v 128
-/// its diagonal loop keeps the checked copies (whole passes there spill
-/// 416 bytes at 4 CTAs; checked, 92). At head_dim_v 64 its output goes
-/// through shared memory. Everything else keeps the earlier defaults (no
+/// its diagonal loop keeps the checked copies when it runs 4 CTAs (whole
+/// passes there spill 416 bytes at 4 CTAs; checked, 92). At head dims 64
+/// its output goes through shared memory. Everything else keeps the earlier defaults (no
 /// CTA target, pairs up to 64 columns, whole passes, direct stores).
 struct ScheduleKnobs {
   int64_t minBlocksPerSM = 0;
@@ -89,8 +89,12 @@ struct ScheduleKnobs {
   bool wholePassCopiesOnDiagonal = true;
   bool stagedOutput = false;
 };
+/// `inputCols` / `outputCols`: the widest loaded / stored tile (head_dim,
+/// head_dim_v); `requestedMinBlocks`: the min-blocks-per-sm option (-1:
+/// the measured one).
 ScheduleKnobs measuredScheduleKnobs(bool oneWarpgroupWgmma, bool causal,
-                                    int64_t outputCols);
+                                    int64_t inputCols, int64_t outputCols,
+                                    int64_t requestedMinBlocks);
 
 /// Whether `root` holds an attn.mask_causal.
 bool hasCausalMask(Operation *root);
