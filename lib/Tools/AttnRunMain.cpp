@@ -29,6 +29,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -136,33 +137,42 @@ struct TuningKnobs {
   GpuTarget target;
 };
 
-/// The schedule switches of ATTN_GPU_KNOBS, each with its name once.
+/// The schedule switches of ATTN_GPU_KNOBS, each with its name once. Knobs
+/// of one setting (their `setting`) contradict each other: at most one.
 struct TuningKnob {
   const char *name;
+  const char *setting;
   void (*apply)(GpuTarget &);
 };
 const TuningKnob kTuningKnobs[] = {
-    {"always-rescale", [](GpuTarget &t) { t.skipUnmovedRescale = false; }},
-    {"skip-rescale-all", [](GpuTarget &t) { t.skipRescaleMinCols = 0; }},
-    {"long-pointers", [](GpuTarget &t) { t.shortSharedPointers = false; }},
-    {"ldsm-x4", [](GpuTarget &t) { t.wideLdmatrix = true; }},
-    {"prefetch-k", [](GpuTarget &t) { t.prefetchKeys = true; }},
-    {"no-diagonal-passes",
+    {"always-rescale", "rescale",
+     [](GpuTarget &t) { t.skipUnmovedRescale = false; }},
+    {"skip-rescale-all", "rescale",
+     [](GpuTarget &t) { t.skipRescaleMinCols = 0; }},
+    {"long-pointers", "pointers",
+     [](GpuTarget &t) { t.shortSharedPointers = false; }},
+    {"ldsm-x4", "ldmatrix", [](GpuTarget &t) { t.wideLdmatrix = true; }},
+    {"prefetch-k", "prefetch", [](GpuTarget &t) { t.prefetchKeys = true; }},
+    {"no-diagonal-passes", "diagonal copies",
      [](GpuTarget &t) { t.wholePassCopiesOnDiagonal = 0; }},
-    {"diagonal-passes", [](GpuTarget &t) { t.wholePassCopiesOnDiagonal = 1; }},
-    {"reverse-q", [](GpuTarget &t) { t.reverseQueryBlocks = true; }},
-    {"staged-output", [](GpuTarget &t) { t.stagedOutput = 1; }},
-    {"direct-output", [](GpuTarget &t) { t.stagedOutput = 0; }},
-    {"no-wgmma", [](GpuTarget &t) { t.wgmmaScores = false; }},
-    {"wgmma-scores-only", [](GpuTarget &t) {
+    {"diagonal-passes", "diagonal copies",
+     [](GpuTarget &t) { t.wholePassCopiesOnDiagonal = 1; }},
+    {"reverse-q", "grid order",
+     [](GpuTarget &t) { t.reverseQueryBlocks = true; }},
+    {"staged-output", "output path", [](GpuTarget &t) { t.stagedOutput = 1; }},
+    {"direct-output", "output path", [](GpuTarget &t) { t.stagedOutput = 0; }},
+    {"no-wgmma", "wgmma", [](GpuTarget &t) { t.wgmmaScores = false; }},
+    {"wgmma-scores-only", "wgmma",
+     [](GpuTarget &t) {
        t.wgmmaScores = true;
        t.wgmmaValues = false;
      }},
-    {"pair-output-all",
+    {"pair-output-all", "output pairs",
      [](GpuTarget &t) {
        t.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();
      }},
-    {"scalar-output", [](GpuTarget &t) { t.pairedOutputMaxCols = 0; }},
+    {"scalar-output", "output pairs",
+     [](GpuTarget &t) { t.pairedOutputMaxCols = 0; }},
 };
 
 static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
@@ -193,6 +203,7 @@ static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
   if (const char *list = std::getenv("ATTN_GPU_KNOBS")) {
     llvm::SmallVector<llvm::StringRef> names;
     llvm::StringRef(list).split(names, ',', -1, /*KeepEmpty=*/false);
+    llvm::StringMap<llvm::StringRef> chosen; // setting -> knob
     for (llvm::StringRef name : names) {
       const TuningKnob *knob = llvm::find_if(
           kTuningKnobs, [&](const TuningKnob &k) { return name == k.name; });
@@ -201,6 +212,13 @@ static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
         for (const TuningKnob &k : kTuningKnobs)
           error += std::string(&k == kTuningKnobs ? "" : ", ") + k.name;
         error += ")";
+        return false;
+      }
+      auto [it, first] = chosen.try_emplace(knob->setting, name);
+      if (!first && it->second != name) {
+        error = "ATTN_GPU_KNOBS: '" + it->second.str() + "' and '" +
+                name.str() + "' both set the " + knob->setting +
+                "; give one";
         return false;
       }
       knob->apply(knobs.target);
