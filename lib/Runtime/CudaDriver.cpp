@@ -20,7 +20,8 @@ using CUevent = void *;
 
 constexpr int kJitErrorLogBuffer = 5;      // CU_JIT_ERROR_LOG_BUFFER
 constexpr int kJitErrorLogBufferSize = 6;  // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
-constexpr int kMaxDynamicSharedMemory = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+constexpr int kMaxDynamicSharedMemory = 8;
 
 template <typename Fn> Fn as(void *p) { return reinterpret_cast<Fn>(p); }
 } // namespace
@@ -136,7 +137,8 @@ void *CudaDriver::currentContext() const {
 
 bool CudaDriver::computeCapability(int &major, int &minor,
                                    std::string &error) const {
-  constexpr int kMajor = 75, kMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*
+  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR
+  constexpr int kMajor = 75, kMinor = 76;
   CUdevice device;
   auto attribute = as<CUresult (*)(int *, int, CUdevice)>(cuDeviceGetAttribute);
   return check(as<CUresult (*)(CUdevice *)>(cuCtxGetDevice)(&device),
@@ -195,7 +197,8 @@ bool CudaDriver::loadKernel(const std::string &ptx, const std::string &entry,
     return false;
   // Prefer shared memory over L1 (tiles are staged in shared memory, and
   // more of it fits more CTAs per multiprocessor).
-  constexpr int kPreferredCarveout = 9; // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+  // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+  constexpr int kPreferredCarveout = 9;
   return check(as<CUresult (*)(CUfunction, int, int)>(cuFuncSetAttribute)(
                    function, kPreferredCarveout, 100),
                "cuFuncSetAttribute", error);

@@ -31,8 +31,8 @@ constexpr const char *kGeneratedKernelName = "attention";
 /// attn.flash_attention with everything of `spec` compiled in: dtype, head
 /// dims, mask, GQA ratio, and a contiguous head dim (the other strides and
 /// all sizes are dynamic).
-OwningOpRef<ModuleOp> buildFlashAttentionModule(MLIRContext *ctx,
-                                                const ::attn::AttentionSpec &spec);
+OwningOpRef<ModuleOp>
+buildFlashAttentionModule(MLIRContext *ctx, const ::attn::AttentionSpec &spec);
 
 /// Expands and optimises the tile program of `module` with the tile sizes
 /// of `target` ("cpu" or "gpu") for these head dims, element size and the

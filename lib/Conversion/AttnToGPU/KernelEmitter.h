@@ -81,8 +81,9 @@ struct GpuSchedule {
 /// 128 registers with paired output stores; when causal at head_dim_v 128
 /// its diagonal loop keeps the checked copies when it runs 4 CTAs (whole
 /// passes there spill 416 bytes at 4 CTAs; checked, 92). At head dims 64
-/// its output goes through shared memory. Everything else keeps the earlier defaults (no
-/// CTA target, pairs up to 64 columns, whole passes, direct stores).
+/// its output goes through shared memory. Everything else keeps the
+/// earlier defaults (no CTA target, pairs up to 64 columns, whole passes,
+/// direct stores).
 struct ScheduleKnobs {
   int64_t minBlocksPerSM = 0;
   int64_t pairedOutputMaxCols = 64;

@@ -139,8 +139,9 @@ SmallVector<Value> KernelEmitter::ldmatrixBPair(const Fragment &shared,
   } else {
     // Tile [K][N]: lanes 0-15 address rows k..k+15 at column n, lanes 16-31
     // the same rows at column n + 8.
-    row = arith::AddIOp::create(b, loc, index(kStep * 16),
-                                arith::RemUIOp::create(b, loc, lane, index(16)));
+    row = arith::AddIOp::create(
+        b, loc, index(kStep * 16),
+        arith::RemUIOp::create(b, loc, lane, index(16)));
     col = arith::AddIOp::create(
         b, loc, index(nTile * 8),
         arith::MulIOp::create(
@@ -236,7 +237,8 @@ Value KernelEmitter::emitMmaSyncDot(DotOp op, const Fragment &aFrag,
       SmallVector<Value> bK =
           width == 2 && j + 1 < nTiles
               ? ldmatrixBPair(*bFrag, op.getTransposeB(), kk, j)
-              : SmallVector<Value>{ldmatrixB(*bFrag, op.getTransposeB(), kk, j)};
+              : SmallVector<Value>{
+                    ldmatrixB(*bFrag, op.getTransposeB(), kk, j)};
       for (auto [q, bq] : llvm::enumerate(bK))
         for (int64_t m = 0; m < mTiles; ++m)
           c[m * nTiles + j + q] = mma(aK[m], bq, c[m * nTiles + j + q]);
