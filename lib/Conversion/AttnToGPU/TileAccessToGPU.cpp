@@ -330,10 +330,12 @@ void KernelEmitter::storeThroughShared(TileStoreOp op, const Fragment &frag,
     for (int64_t n = 0; n < chunks; ++n)
       for (int64_t half = 0; half < 2; ++half) {
         auto [row, col] = accumulatorPosition(m, n, half, 0);
-        vector::StoreOp::create(b, loc,
-                                accumulatorPair(frag, element, m, n, half),
-                                staging, at(row, col), /*nontemporal=*/false,
-                                llvm::MaybeAlign(4));
+        // One op per statement: argument order would depend on the host
+        // compiler (this order: GCC's, whose PTX ran on the GPU).
+        SmallVector<Value> indices = at(row, col);
+        Value pair = accumulatorPair(frag, element, m, n, half);
+        vector::StoreOp::create(b, loc, pair, staging, indices,
+                                /*nontemporal=*/false, llvm::MaybeAlign(4));
       }
   barrier();
   auto chunkType = VectorType::get({8}, element);

@@ -548,9 +548,11 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
     // tf32: k-step kk is score tile kk; a thread needs columns t and t + 4
     // of its rows, held by lanes 4g + t/2 and 4g + t/2 + 2 (element t % 2).
     auto aType = VectorType::get({4, 1}, valueElement);
-    Value base = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, groupRow, index(4)),
-        arith::DivUIOp::create(b, loc, laneInRow, index(2)));
+    // One op per statement (argument order depends on the host compiler;
+    // this is GCC's, whose PTX ran on the GPU).
+    Value pairInRow = arith::DivUIOp::create(b, loc, laneInRow, index(2));
+    Value groupStart = arith::MulIOp::create(b, loc, groupRow, index(4));
+    Value base = arith::AddIOp::create(b, loc, groupStart, pairInRow);
     Value odd = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq,
         arith::RemUIOp::create(b, loc, laneInRow, index(2)), index(1));

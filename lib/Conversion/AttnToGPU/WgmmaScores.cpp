@@ -211,11 +211,14 @@ Value KernelEmitter::emitWgmmaDot(DotOp op, const Fragment &a,
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < kSteps; ++kk) {
     int64_t block = kk / 4, step = (kk % 4) * 32;
+    // One op per statement (argument order depends on the host compiler;
+    // this is GCC's, whose PTX ran on the GPU).
+    Value rowsOffset = arith::ShRUIOp::create(
+        b, loc, aRows,
+        arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4));
     Value descA = arith::AddIOp::create(
         b, loc, wgmmaDescriptor(a.value, block * aBlockBytes + step),
-        arith::ShRUIOp::create(
-            b, loc, aRows,
-            arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4)));
+        rowsOffset);
     Value descB = wgmmaDescriptor(bFrag.value, block * bBlockBytes + step);
     regs = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, structType, regs, descA, descB,
