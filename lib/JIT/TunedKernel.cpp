@@ -84,6 +84,12 @@ private:
   /// the disk, or timed now.
   std::shared_ptr<const Kernel> choose(const LaunchArgs &args, float scale,
                                        int64_t gridY, std::string &error) const;
+  /// choose's work for a bucket not yet decided; null `decided` leaves it
+  /// undecided (a launch that cannot be timed: the default runs).
+  std::shared_ptr<const Kernel>
+  decide(const std::string &bucket, const LaunchArgs &args, float scale,
+         int64_t gridY, std::shared_ptr<const Kernel> &decided,
+         std::string &error) const;
   /// Milliseconds one run of `kernel` takes on `args` (median of
   /// kTimedRuns after a warm-up).
   bool measure(const Kernel &kernel, const LaunchArgs &args, float scale,
@@ -92,10 +98,16 @@ private:
 
   std::shared_ptr<const Kernel> fallback;
   std::vector<Schedule> candidates;
-  // Held while a bucket is tuned (seconds, once per bucket and process):
-  // other launches of this kernel wait, also for buckets already chosen.
+  /// One per length bucket. `tuning` is held while the bucket is decided
+  /// (seconds, once per bucket and process): launches in that bucket wait
+  /// for the choice, launches in other buckets do not.
+  struct Bucket {
+    std::mutex tuning;
+    std::shared_ptr<const Kernel> kernel; // guarded by `mutex`
+  };
+  /// Guards `buckets` and each Bucket's kernel (held only for lookups).
   mutable std::mutex mutex;
-  mutable std::map<std::string, std::shared_ptr<const Kernel>> chosen;
+  mutable std::map<std::string, std::shared_ptr<Bucket>> buckets;
 };
 
 std::shared_ptr<const Kernel> TunedKernel::choose(const LaunchArgs &args,
@@ -103,11 +115,38 @@ std::shared_ptr<const Kernel> TunedKernel::choose(const LaunchArgs &args,
                                                   std::string &error) const {
   std::string bucket = "q=" + std::to_string(lengthBucket(args.q.sizes[2])) +
                        " kv=" + std::to_string(lengthBucket(args.k.sizes[2]));
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = chosen.find(bucket);
-  if (it != chosen.end())
-    return it->second;
+  std::shared_ptr<Bucket> entry;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::shared_ptr<Bucket> &slot = buckets[bucket];
+    if (!slot)
+      slot = std::make_shared<Bucket>();
+    if (slot->kernel)
+      return slot->kernel;
+    entry = slot;
+  }
+  std::lock_guard<std::mutex> tuning(entry->tuning);
+  {
+    // Decided by the launch this one waited for.
+    std::lock_guard<std::mutex> lock(mutex);
+    if (entry->kernel)
+      return entry->kernel;
+  }
+  std::shared_ptr<const Kernel> decided;
+  std::shared_ptr<const Kernel> kernel =
+      decide(bucket, args, scale, gridY, decided, error);
+  if (decided) {
+    std::lock_guard<std::mutex> lock(mutex);
+    entry->kernel = decided;
+  }
+  return kernel;
+}
 
+std::shared_ptr<const Kernel>
+TunedKernel::decide(const std::string &bucket, const LaunchArgs &args,
+                    float scale, int64_t gridY,
+                    std::shared_ptr<const Kernel> &decided,
+                    std::string &error) const {
   // Timing runs a kernel several times on these very buffers: an output
   // that overlaps an input would be read back after it was overwritten.
   if (outputOverlapsInput(args))
@@ -141,7 +180,7 @@ std::shared_ptr<const Kernel> TunedKernel::choose(const LaunchArgs &args,
         continue;
       std::string ignored;
       if (auto kernel = getScheduledKernel(spec(), target(), s, ignored))
-        return chosen[bucket] = kernel;
+        return decided = kernel;
     }
   }
 
@@ -164,7 +203,7 @@ std::shared_ptr<const Kernel> TunedKernel::choose(const LaunchArgs &args,
     }
   }
   if (!best)
-    return chosen[bucket] = fallback;
+    return decided = fallback;
   // Kept in the kernel cache's entry format: the schedule's name as the
   // payload, the chosen kernel's block rows (warps: unused).
   entry = CachedCode();
@@ -173,7 +212,7 @@ std::shared_ptr<const Kernel> TunedKernel::choose(const LaunchArgs &args,
   entry.numWarps = 1;
   entry.payload = bestName;
   writeCacheEntry(directory, key, entry);
-  return chosen[bucket] = best;
+  return decided = best;
 }
 
 bool TunedKernel::measure(const Kernel &kernel, const LaunchArgs &args,

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace attn;
@@ -159,6 +160,31 @@ TEST_F(AutotuneCpu, ChoosesOncePerBucketAndKeepsTheChoiceOnDisk) {
   EXPECT_EQ(tunedBucketCount(), tuned + 2);
   EXPECT_EQ(cacheStats().compilations, 0u);
   EXPECT_EQ(entries().size(), 4u);
+}
+
+// Launches from several threads, two per bucket at once: each bucket is
+// timed once (the second launch waits for the first one's choice), and
+// every output is right.
+TEST_F(AutotuneCpu, ConcurrentLaunchesTimeEachBucketOnce) {
+  AttentionSpec spec = makeSpec(DType::F16, 32, CausalKind::None);
+  std::string error;
+  auto kernel = getKernel(spec, *Target::parse("cpu", error), error);
+  ASSERT_TRUE(kernel) << error;
+  uint64_t tuned = tunedBucketCount();
+  std::vector<double> errors(4, INFINITY);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      // Buckets q 128 (i = 0, 1) and q 512 (i = 2, 3), kv 256.
+      errors[i] = runAndCompare(*kernel, i < 2 ? 100 + i : 300 + i, 200,
+                                20 + i);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (double e : errors)
+    EXPECT_LE(e, 2e-3);
+  EXPECT_EQ(tunedBucketCount(), tuned + 2);
+  EXPECT_EQ(cacheStats().compilations, 2u);
 }
 
 // Timing reruns a kernel on the launch's own buffers: with the output on
