@@ -17,26 +17,16 @@ namespace mlir::attn {
 struct GpuTarget {
   std::string chip = "sm_90a";
   std::string features = "+ptx80";
-  /// When positive, CTAs per multiprocessor ptxas must fit (registers);
-  /// 0: none; -1: the choice measured for the kernel's schedule.
-  int64_t minBlocksPerSM = -1;
-  /// Schedule knobs for tuning runs (bench/variants.sh).
-  bool skipUnmovedRescale = true;
+  /// The schedule's tuning knobs (bench/variants.sh), with
+  /// convert-attn-to-gpu's defaults.
+#define ATTN_GPU_KNOB(TYPE, NAME, DEFAULT) TYPE NAME = DEFAULT;
+#include "attn/Pipelines/GpuScheduleKnobs.def"
+  /// 32-bit shared-memory pointers (nvptx-short-ptr).
   bool shortSharedPointers = true;
-  bool wideLdmatrix = false;
-  bool prefetchKeys = false;
-  /// 1 / 0; -1: the choice measured for the kernel's schedule.
-  int64_t wholePassCopiesOnDiagonal = -1;
-  bool reverseQueryBlocks = false;
-  /// 1 / 0; -1: the choice measured for the kernel's schedule.
-  int64_t stagedOutput = -1;
   /// S = Q K^T on wgmma where the schedule allows it (sm_90a only).
-  /// (Default on: measured faster on the H200, docs/perf-notes.md.)
+  /// (Default on: measured faster on the H200, docs/perf-notes.md; the
+  /// pass option's default is off.)
   bool wgmmaScores = true;
-  bool wgmmaValues = true;
-  int64_t skipRescaleMinCols = 128;
-  /// -1: the choice measured for the kernel's schedule.
-  int64_t pairedOutputMaxCols = -1;
 };
 
 } // namespace mlir::attn

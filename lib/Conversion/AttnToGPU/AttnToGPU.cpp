@@ -154,17 +154,9 @@ struct ConvertAttnToGPUPass
       schedule.numThreads = schedule.numWarps * 32;
       schedule.rowsPerWarp = schedule.blockM / schedule.numWarps;
       schedule.mTiles = schedule.rowsPerWarp / 16;
-      schedule.skipUnmovedRescale = skipUnmovedRescale;
-      schedule.wideLdmatrix = wideLdmatrix;
-      schedule.prefetchKeys = prefetchKeys;
-      schedule.wholePassCopiesOnDiagonal = wholePassCopiesOnDiagonal;
-      schedule.reverseQueryBlocks = reverseQueryBlocks;
-      schedule.stagedOutput = stagedOutput;
+#define ATTN_GPU_KNOB(TYPE, NAME, DEFAULT) schedule.NAME = NAME;
+#include "attn/Pipelines/GpuScheduleKnobs.def"
       schedule.wgmmaScores = wgmmaScores;
-      schedule.wgmmaValues = wgmmaValues;
-      schedule.skipRescaleMinCols = skipRescaleMinCols;
-      schedule.pairedOutputMaxCols = pairedOutputMaxCols;
-      schedule.minBlocksPerSM = minBlocksPerSM;
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))
         return signalPassFailure();
       kernel.erase();

@@ -50,29 +50,12 @@ struct GpuSchedule {
   int64_t numThreads = 0;  // numWarps * 32
   int64_t rowsPerWarp = 0; // blockM / numWarps: 16 or 32
   int64_t mTiles = 0;      // rowsPerWarp / 16: mma row tiles per warp
-  bool skipUnmovedRescale = true;
-  bool wideLdmatrix = false;
-  bool prefetchKeys = false;
-  /// Whole-pass copies also inside the loop that applies the causal mask
-  /// (1 / 0; -1: chosen by measuredScheduleKnobs).
-  int64_t wholePassCopiesOnDiagonal = 1;
-  /// Causal kernels: program_id 0 counted from the grid's end.
-  bool reverseQueryBlocks = false;
-  /// 16-bit output tiles stored through shared memory in 16-byte rows
-  /// (1 / 0; -1: chosen by measuredScheduleKnobs).
-  int64_t stagedOutput = 0;
+  /// The tuning knobs (GpuScheduleKnobs.def); the -1 ones are replaced by
+  /// measuredScheduleKnobs before anything is emitted.
+#define ATTN_GPU_KNOB(TYPE, NAME, DEFAULT) TYPE NAME = DEFAULT;
+#include "attn/Pipelines/GpuScheduleKnobs.def"
   /// S = Q K^T on wgmma where the dot allows it (WgmmaScores.cpp).
   bool wgmmaScores = false;
-  /// With wgmmaScores, P * V on wgmma too.
-  bool wgmmaValues = true;
-  /// The rescale skip applies to accumulators at least this wide.
-  int64_t skipRescaleMinCols = 128;
-  /// 16-bit outputs at most this wide are stored as column pairs; -1:
-  /// chosen by measuredScheduleKnobs.
-  int64_t pairedOutputMaxCols = 64;
-  /// CTAs per multiprocessor ptxas must fit (nvvm.minctasm) when positive;
-  /// -1: chosen by measuredScheduleKnobs.
-  int64_t minBlocksPerSM = 0;
 };
 
 /// The knobs measured best on the H200 (docs/perf-notes.md, sessions 6
