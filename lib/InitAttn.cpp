@@ -4,6 +4,8 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
+#include "attn/Dialect/AttnGPU/Transforms/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -49,7 +51,8 @@ void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
                   tensor::TensorDialect>();
   // Intermediate IR of the attn pipelines, so any stage can be fed back.
-  registry.insert<bufferization::BufferizationDialect, cf::ControlFlowDialect,
+  registry.insert<attngpu::AttnGPUDialect, bufferization::BufferizationDialect,
+                  cf::ControlFlowDialect,
                   linalg::LinalgDialect, LLVM::LLVMDialect, gpu::GPUDialect,
                   nvgpu::NVGPUDialect, NVVM::NVVMDialect,
                   vector::VectorDialect>();
@@ -82,6 +85,7 @@ void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
 
 void mlir::attn::registerAttnPasses() {
   registerAttnTransformsPasses();
+  attngpu::registerAttnGPUTransformsPasses();
   registerAttnConversionPasses();
   registerAttnPipelines();
   // Upstream cleanups the attn pipelines are built from.

@@ -1,0 +1,40 @@
+//===- AttnGPUDialect.h - attngpu dialect, types, attributes ----*- C++ -*-===//
+
+#ifndef ATTN_DIALECT_ATTNGPU_IR_ATTNGPUDIALECT_H
+#define ATTN_DIALECT_ATTNGPU_IR_ATTNGPUDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "attn/Dialect/AttnGPU/IR/AttnGPUOpsDialect.h.inc"
+
+#include "attn/Dialect/AttnGPU/IR/AttnGPUEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "attn/Dialect/AttnGPU/IR/AttnGPUAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "attn/Dialect/AttnGPU/IR/AttnGPUOpsTypes.h.inc"
+
+namespace mlir::attngpu {
+
+/// The CTA's shared memory, the resource of the shared-buffer effects.
+struct SharedMemoryResource
+    : public SideEffects::Resource::Base<SharedMemoryResource> {
+  StringRef getName() final { return "attngpu::SharedMemory"; }
+};
+
+/// Name of the function attribute holding a kernel's #attngpu.schedule.
+inline constexpr llvm::StringLiteral kScheduleAttrName = "attngpu.schedule";
+/// Name of the function attribute attngpu-allocate-shared sets to the bytes
+/// of shared memory the kernel uses.
+inline constexpr llvm::StringLiteral kSharedBytesAttrName =
+    "attngpu.shared_bytes";
+
+} // namespace mlir::attngpu
+
+#endif // ATTN_DIALECT_ATTNGPU_IR_ATTNGPUDIALECT_H

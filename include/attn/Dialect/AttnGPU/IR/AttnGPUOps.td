@@ -1,0 +1,350 @@
+//===- AttnGPUOps.td - attngpu operations ------------------*- tablegen -*-===//
+//
+// Operations of the attngpu dialect: shared buffers and the asynchronous
+// copies into them, fragment loads and stores, tensor-core products,
+// synchronisation, warpgroup partitions and the epilogue store.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTNGPU_IR_ATTNGPUOPS_TD
+#define ATTN_DIALECT_ATTNGPU_IR_ATTNGPUOPS_TD
+
+include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.td"
+include "attn/Dialect/AttnGPU/IR/AttnGPUAttrs.td"
+include "attn/Dialect/AttnGPU/IR/AttnGPUTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/RegionKindInterface.td"
+
+/// Shared memory as a resource of its own: the barrier pass reads these
+/// effects (which buffer an op reads or writes) to place barriers.
+def AttnGPU_SharedMemory : Resource<"::mlir::attngpu::SharedMemoryResource">;
+
+def AttnGPU_Tile : Type<CPred<"::llvm::isa<::mlir::attngpu::TileType>($_self)">,
+                        "register tile", "::mlir::attngpu::TileType">;
+def AttnGPU_Shared : Type<CPred<"::llvm::isa<::mlir::attngpu::SharedType>($_self)">,
+                          "shared buffer", "::mlir::attngpu::SharedType">;
+
+//===----------------------------------------------------------------------===//
+// Shared memory and copies
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_AllocSharedOp : AttnGPU_Op<"alloc_shared"> {
+  let summary = "a buffer in the CTA's shared memory";
+  let description = [{
+    A shared-memory buffer of the result type, live from here to its last
+    use (uses of the tokens and in-flight results of ops that access it
+    count). `offset` is its byte offset in the CTA's shared memory, set by
+    `attngpu-allocate-shared`: buffers whose lifetimes do not overlap may
+    share bytes. A set offset is a multiple of the layout's alignment.
+
+    ```mlir
+    %q = attngpu.alloc_shared : !attngpu.shared<64x128xf16, wgmma_128b>
+    %k = attngpu.alloc_shared offset = 16384 : !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs Res<AttnGPU_Shared, "",
+                          [MemAlloc<AttnGPU_SharedMemory>]>:$buffer);
+  let assemblyFormat = [{
+    (`offset` `=` $offset^)? attr-dict `:` qualified(type($buffer))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy"> {
+  let summary = "copy a tile from global to shared memory asynchronously";
+  let description = [{
+    Starts copying the tile at `offsets` of the strided tensor `source` into
+    stage `stage` of `buffer` (cp.async), and returns a token for its
+    completion. `dims`, `boundary_check` and `padding` mean what they mean on
+    `attn.tile_load`: buffer dimension `i` walks `source` dimension
+    `dims[i]`, and elements out of range on the checked dimensions get the
+    padding value. The data may be read only after `attngpu.async_wait` on
+    the token, and by other threads only after a barrier as well.
+
+    ```mlir
+    %t = attngpu.async_copy %key[%b, %h, %n0, %c0] dims = [2, 3]
+        boundary_check = [0] padding = zero into %kbuf[%stage]
+        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>,
+          !attngpu.shared<64x128xf16, xor_rows, stages = 2>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStridedMemRef, "", [MemRead]>:$source,
+                       Variadic<Index>:$offsets,
+                       DenseI64ArrayAttr:$dims,
+                       OptionalAttr<DenseI64ArrayAttr>:$boundary_check,
+                       OptionalAttr<AttnGPU_PaddingAttr>:$padding,
+                       Arg<AttnGPU_Shared, "",
+                           [MemWrite<AttnGPU_SharedMemory>]>:$buffer,
+                       Index:$stage);
+  let results = (outs AttnGPU_TokenType:$token);
+  let assemblyFormat = [{
+    $source `[` $offsets `]` `dims` `=` $dims
+    (`boundary_check` `=` $boundary_check^)? (`padding` `=` `` $padding^)?
+    `into` $buffer `[` $stage `]` attr-dict
+    `:` type($source) `,` qualified(type($buffer))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_AsyncWaitOp : AttnGPU_Op<"async_wait"> {
+  let summary = "wait until asynchronous copies have landed";
+  let description = [{
+    Blocks the thread until the copies of `tokens` (and every copy it issued
+    before them) have landed. The data is then visible to this thread; other
+    threads see it after a barrier, which `attngpu-insert-barriers` places.
+
+    ```mlir
+    attngpu.async_wait %t
+    ```
+  }];
+  let arguments = (ins Variadic<AttnGPU_TokenType>:$tokens);
+  let assemblyFormat = "$tokens attr-dict";
+  let hasVerifier = 1;
+}
+
+def AttnGPU_LocalLoadOp : AttnGPU_Op<"local_load"> {
+  let summary = "read a tile from shared memory into registers";
+  let description = [{
+    Reads stage `stage` of `buffer` into a register tile of the result's
+    fragment layout (ldmatrix). With `transpose`, the buffer holds the tile
+    transposed (a B operand [K, N] read from a [N, K] buffer, as the K tile
+    of S = Q K^T).
+
+    ```mlir
+    %kf = attngpu.local_load %kbuf[%s] transpose
+        : !attngpu.shared<64x128xf16, xor_rows>
+        -> !attngpu.tile<128x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+    ```
+  }];
+  let arguments = (ins Arg<AttnGPU_Shared, "",
+                           [MemRead<AttnGPU_SharedMemory>]>:$buffer,
+                       Index:$stage, UnitAttr:$transpose);
+  let results = (outs AttnGPU_Tile:$result);
+  let assemblyFormat = [{
+    $buffer `[` $stage `]` (`transpose` $transpose^)? attr-dict
+    `:` qualified(type($buffer)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_LocalStoreOp : AttnGPU_Op<"local_store"> {
+  let summary = "write a register tile into shared memory";
+  let description = [{
+    Writes `value` into stage `stage` of `buffer` (converting an f32
+    accumulator to the buffer's element type), e.g. to stage the output
+    tile for coalesced stores.
+
+    ```mlir
+    attngpu.local_store %o, %obuf[%c0]
+        : !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>,
+          !attngpu.shared<64x64xf16, xor_rows>
+    ```
+  }];
+  let arguments = (ins AttnGPU_Tile:$value,
+                       Arg<AttnGPU_Shared, "",
+                           [MemWrite<AttnGPU_SharedMemory>]>:$buffer,
+                       Index:$stage);
+  let assemblyFormat = [{
+    $value `,` $buffer `[` $stage `]` attr-dict
+    `:` qualified(type($value)) `,` qualified(type($buffer))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronisation
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_BarrierOp : AttnGPU_Op<"barrier"> {
+  let summary = "CTA-wide barrier (bar.sync 0)";
+  let description = [{
+    Every thread of the CTA waits here until all have arrived; shared-memory
+    accesses before it are visible to every thread after it.
+    `attngpu-insert-barriers` places these from shared-memory effects.
+
+    ```mlir
+    attngpu.barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def AttnGPU_NamedBarrierOp : AttnGPU_Op<"named_barrier"> {
+  let summary = "a barrier among some warps (bar.sync / bar.arrive id, n)";
+  let description = [{
+    Barrier `id` (1 to 15; 0 is `attngpu.barrier`'s) over `threads` threads,
+    a multiple of 32. Without `arrive` the thread waits for all of them
+    (bar.sync); with it, it only signals (bar.arrive): the ping-pong of
+    consumer warpgroups is built from these.
+
+    ```mlir
+    attngpu.named_barrier id = 1, threads = 256
+    attngpu.named_barrier arrive id = 2, threads = 256
+    ```
+  }];
+  let arguments = (ins UnitAttr:$arrive, I64Attr:$id, I64Attr:$threads);
+  let assemblyFormat = [{
+    (`arrive` $arrive^)? `id` `=` $id `,` `threads` `=` $threads attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_FenceAsyncSharedOp : AttnGPU_Op<"fence_async_shared"> {
+  let summary = "order shared-memory writes before async-proxy reads";
+  let description = [{
+    fence.proxy.async.shared::cta: this thread's earlier shared-memory
+    writes (stores, cp.async) become visible to the asynchronous proxy
+    (wgmma's operand reads, TMA stores). `attngpu-insert-barriers` places
+    one before the barrier that precedes such a read.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor-core products
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_MmaOp : AttnGPU_Op<"mma", [Pure,
+    AllTypesMatch<["acc", "result"]>]> {
+  let summary = "D = A B + C on mma.sync";
+  let description = [{
+    A [M, K] times B [K, N] plus the accumulator C [M, N], as mma.sync
+    m16n8k16 (m16n8k8 for f32 operands, run as tf32). Operands carry the
+    `#attngpu.mma<mma_sync, ...>` layouts of their roles, for the same warps.
+
+    ```mlir
+    %s = attngpu.mma %q, %k, %zero
+        : !attngpu.tile<64x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>,
+          !attngpu.tile<128x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+        -> !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+    ```
+  }];
+  let arguments = (ins AttnGPU_Tile:$a, AttnGPU_Tile:$b, AttnGPU_Tile:$acc);
+  let results = (outs AttnGPU_Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,`
+    qualified(type($b)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_WgmmaOp : AttnGPU_Op<"wgmma", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    TypesMatchWith<"the accumulator has the result's type", "result", "acc",
+                   "$_self">]> {
+  let summary = "issue D = A B + C on warpgroup wgmma (asynchronous)";
+  let description = [{
+    Issues the product on each warpgroup's 64 rows: A [M, K] from shared
+    memory (stage `a_stage` of a buffer, each warpgroup reading its own 64
+    rows) or from registers (`#attngpu.mma<wgmma, a>`), B from stage
+    `b_stage` of a shared buffer holding [K, N], or [N, K] with
+    `transpose_b` (the K tile of S = Q K^T). The result is in flight: it may
+    only be waited (`attngpu.wgmma_wait`), accumulated into by another
+    wgmma, or carried by a loop; and the shared operands must not be
+    overwritten before the wait.
+
+    ```mlir
+    %s = attngpu.wgmma %qbuf[%c0], %kbuf[%st], %zero transpose_b
+        : !attngpu.shared<64x128xf16, wgmma_128b>,
+          !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
+        -> !attngpu.tile<64x128xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+    ```
+  }];
+  let arguments = (ins AnyType:$a, Optional<Index>:$a_stage,
+                       AttnGPU_Shared:$b, Index:$b_stage,
+                       AttnGPU_Tile:$acc, UnitAttr:$transpose_b);
+  let results = (outs AttnGPU_Tile:$result);
+  let assemblyFormat = [{
+    $a (`[` $a_stage^ `]`)? `,` $b `[` $b_stage `]` `,` $acc
+    (`transpose_b` $transpose_b^)? attr-dict
+    `:` qualified(type($a)) `,` qualified(type($b)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_WgmmaWaitOp : AttnGPU_Op<"wgmma_wait", [InferTypeOpAdaptor]> {
+  let summary = "wait for in-flight wgmma results (wgmma.wait_group)";
+  let description = [{
+    Waits until at most `pending` wgmma groups issued by this warpgroup are
+    still in flight, which must leave `inflight` complete; returns them
+    ready to read. Their shared-memory operands may be overwritten after it
+    (by other warps: after a barrier as well).
+
+    ```mlir
+    %s1 = attngpu.wgmma_wait %s pending = 0
+        : !attngpu.tile<64x128xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+    ```
+  }];
+  let arguments = (ins Variadic<AttnGPU_Tile>:$inflight, I64Attr:$pending);
+  let results = (outs Variadic<AttnGPU_Tile>:$results);
+  let assemblyFormat = [{
+    $inflight `pending` `=` $pending attr-dict `:` qualified(type($inflight))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Warpgroup partitions
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_WarpPartitionOp : AttnGPU_Op<"warp_partition", [
+    RecursiveMemoryEffects, NoTerminator]> {
+  let summary = "split the CTA's warps into partitions running their own code";
+  let description = [{
+    Partition `i` of the CTA runs region `i` on `warps[i]` warps (whole
+    warpgroups: a multiple of 4) with `registers[i]` registers per thread
+    (setmaxnreg: a multiple of 8 from 24 to 256). Partitions are taken in
+    order from warp 0. Their warps together must not exceed the kernel's,
+    nor their registers the register file (64K per CTA). The producer /
+    consumer split of warp-specialised kernels is one of these.
+
+    ```mlir
+    attngpu.warp_partition (warps = 4, registers = 40) {
+      ...
+    } (warps = 8, registers = 232) {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$warps, DenseI64ArrayAttr:$registers);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$partitions);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Epilogue
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_StoreOp : AttnGPU_Op<"store"> {
+  let summary = "store a register tile to global memory";
+  let description = [{
+    Writes `value` (an accumulator tile, or per-row values such as the LSE)
+    at `offsets` of the strided tensor `dest`, converting f32 to the
+    tensor's element type; tile dimension `i` walks `dest` dimension
+    `dims[i]`, and elements out of range on the `boundary_check` dims are
+    skipped.
+
+    ```mlir
+    attngpu.store %o, %out[%b, %h, %m0, %c0] dims = [2, 3] boundary_check = [0]
+        : !attngpu.tile<64x128xf32, #attngpu.mma<wgmma, acc, warps = 4>>,
+          memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins AttnGPU_Tile:$value,
+                       Arg<AnyStridedMemRef, "", [MemWrite]>:$dest,
+                       Variadic<Index>:$offsets,
+                       DenseI64ArrayAttr:$dims,
+                       OptionalAttr<DenseI64ArrayAttr>:$boundary_check);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $offsets `]` `dims` `=` $dims
+    (`boundary_check` `=` $boundary_check^)? attr-dict
+    `:` qualified(type($value)) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_DIALECT_ATTNGPU_IR_ATTNGPUOPS_TD

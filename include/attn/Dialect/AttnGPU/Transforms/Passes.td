@@ -1,0 +1,53 @@
+//===- Passes.td - attngpu passes --------------------------*- tablegen -*-===//
+//
+// The passes that make a GPU schedule's decisions on attngpu IR, one per
+// file under lib/Dialect/AttnGPU/Transforms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTNGPU_TRANSFORMS_PASSES_TD
+#define ATTN_DIALECT_ATTNGPU_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnGPUAllocateShared : Pass<"attngpu-allocate-shared"> {
+  let summary = "Give shared buffers byte offsets from their lifetimes";
+  let description = [{
+    For each function, computes the lifetime of every
+    `attngpu.alloc_shared` (to its last use, following the tokens of copies
+    into it and the in-flight results of wgmmas reading it to their waits; a
+    use inside a loop keeps the buffer live for the whole loop) and assigns
+    offsets, largest buffer first, at the lowest aligned offset that no
+    buffer live at the same time occupies: buffers that are never live
+    together share bytes (the output staging tile reuses Q's, say). Offsets
+    already set are kept. The function gets `attngpu.shared_bytes`; more
+    than `max-shared-bytes` is an error that lists the buffers.
+  }];
+  let options = [
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
+           "Shared memory a CTA may use (227 KiB by default)">
+  ];
+}
+
+def AttnGPUInsertBarriers : Pass<"attngpu-insert-barriers"> {
+  let summary = "Place barriers and async-proxy fences from shared-memory effects";
+  let description = [{
+    Walks each function in program order, tracking the shared-memory
+    accesses since the last `attngpu.barrier` (reads and writes of each
+    buffer and stage, from the ops' memory effects on shared memory), and
+    inserts a barrier before an access that conflicts with one of them
+    (read after write, write after read or write). Before a wgmma reads a
+    buffer written by ordinary stores or cp.async since the last fence, it
+    inserts `attngpu.fence_async_shared` and a barrier. Loops are iterated
+    to a fixed point, so a conflict with the previous iteration gets its
+    barrier too. Buffers alias when they are the same allocation (stages
+    are told apart only by constant indices) or their allocated byte ranges
+    overlap. Errors: a read of a buffer whose `attngpu.async_copy` token was
+    not waited; a write to a buffer that an un-waited wgmma reads. The
+    bodies of `attngpu.warp_partition` synchronise explicitly (named
+    barriers) and are left alone; a barrier goes before the partition op
+    when accesses are pending.
+  }];
+}
+
+#endif // ATTN_DIALECT_ATTNGPU_TRANSFORMS_PASSES_TD

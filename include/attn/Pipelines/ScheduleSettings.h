@@ -1,0 +1,41 @@
+//===- ScheduleSettings.h - the settings of a GPU schedule ------*- C++ -*-===//
+//
+// The list of every setting a kernel's GPU schedule has: the tile (query
+// rows per CTA, keys per step, warps, stages) and the tuning knobs of
+// GpuScheduleKnobs.def. #attngpu.schedule takes its keys, defaults and
+// ranges from here, so the IR, the pass options and the JIT's settings name
+// the same things. Plain C++ (no MLIR headers).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PIPELINES_SCHEDULESETTINGS_H
+#define ATTN_PIPELINES_SCHEDULESETTINGS_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlir::attn {
+
+struct ScheduleSetting {
+  /// snake_case, as in #attngpu.schedule (a knob's C++ name converted).
+  std::string name;
+  /// -1 on a knob: the choice measured for the kernel; 0 on a tile size:
+  /// the tile configuration's.
+  int64_t defaultValue;
+  int64_t minValue;
+  int64_t maxValue;
+};
+
+/// Every setting, tile sizes first, then the knobs in GpuScheduleKnobs.def's
+/// order.
+const std::vector<ScheduleSetting> &scheduleSettings();
+/// The setting called `name`, or null.
+const ScheduleSetting *findScheduleSetting(std::string_view name);
+/// `minBlocksPerSM` -> `min_blocks_per_sm`.
+std::string snakeCaseName(std::string_view camelCase);
+
+} // namespace mlir::attn
+
+#endif // ATTN_PIPELINES_SCHEDULESETTINGS_H

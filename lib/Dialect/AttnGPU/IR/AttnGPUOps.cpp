@@ -1,0 +1,439 @@
+//===- AttnGPUOps.cpp - attngpu operations --------------------------------===//
+//
+// Verifiers (each diagnostic names the operand and the numbers), the
+// memory effects of wgmma, and the syntax of warp partitions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::attngpu;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/AttnGPU/IR/AttnGPUOps.cpp.inc"
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (auto [i, size] : llvm::enumerate(shape))
+    s += (i ? "x" : "") + std::to_string(size);
+  return s;
+}
+
+static bool isSixteenBit(Type type) { return type.isF16() || type.isBF16(); }
+
+/// A constant stage index must name one of the buffer's stages.
+static LogicalResult verifyStage(Operation *op, Value stage, SharedType buffer,
+                                 StringRef operand) {
+  APInt value;
+  if (!matchPattern(stage, m_ConstantInt(&value)))
+    return success();
+  int64_t index = value.getSExtValue();
+  if (index < 0 || index >= buffer.getStages())
+    return op->emitOpError()
+           << operand << " stage " << index << " out of range for a buffer of "
+           << buffer.getStages() << " stage(s)";
+  return success();
+}
+
+/// The addressing of a tile in a strided tensor (async_copy, store): one
+/// offset per tensor dimension, one distinct tensor dimension per tile
+/// dimension, checked dims among the tile's.
+static LogicalResult verifyTileAddressing(Operation *op, MemRefType tensor,
+                                          size_t numOffsets,
+                                          ArrayRef<int64_t> dims,
+                                          std::optional<ArrayRef<int64_t>> checked,
+                                          int64_t tileRank, StringRef tensorName) {
+  if (static_cast<int64_t>(numOffsets) != tensor.getRank())
+    return op->emitOpError()
+           << "expects " << tensor.getRank() << " offsets (one per dimension "
+           << "of " << tensorName << "), got " << numOffsets;
+  if (static_cast<int64_t>(dims.size()) != tileRank)
+    return op->emitOpError()
+           << "dims must name one " << tensorName << " dimension per tile "
+           << "dimension (" << tileRank << "), got " << dims.size();
+  llvm::SmallDenseSet<int64_t> seen;
+  for (int64_t dim : dims) {
+    if (dim < 0 || dim >= tensor.getRank())
+      return op->emitOpError() << "dims entry " << dim << " out of range for "
+                               << "rank-" << tensor.getRank() << " "
+                               << tensorName;
+    if (!seen.insert(dim).second)
+      return op->emitOpError() << "dims entry " << dim << " repeated";
+  }
+  if (checked) {
+    llvm::SmallDenseSet<int64_t> seenChecked;
+    for (int64_t dim : *checked) {
+      if (dim < 0 || dim >= tileRank)
+        return op->emitOpError() << "boundary_check dim " << dim
+                                 << " out of range for a rank-" << tileRank
+                                 << " tile";
+      if (!seenChecked.insert(dim).second)
+        return op->emitOpError() << "boundary_check dim " << dim << " repeated";
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory and copies
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocSharedOp::verify() {
+  std::optional<int64_t> offset = getOffset();
+  if (!offset)
+    return success();
+  int64_t alignment = getBuffer().getType().getAlignment();
+  if (*offset < 0 || *offset % alignment != 0)
+    return emitOpError() << "offset " << *offset << " must be a non-negative "
+                         << "multiple of " << alignment
+                         << " (the buffer layout's alignment)";
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  auto source = cast<MemRefType>(getSource().getType());
+  SharedType buffer = getBuffer().getType();
+  if (failed(verifyTileAddressing(*this, source, getOffsets().size(),
+                                  getDims(), getBoundaryCheck(),
+                                  buffer.getShape().size(), "source")))
+    return failure();
+  if (getPadding() && !getBoundaryCheck())
+    return emitOpError() << "padding without boundary_check has no effect";
+  if (source.getElementType() != buffer.getElementType())
+    return emitOpError() << "source element type " << source.getElementType()
+                         << " does not match the buffer's "
+                         << buffer.getElementType();
+  return verifyStage(*this, getStage(), buffer, "buffer");
+}
+
+LogicalResult AsyncWaitOp::verify() {
+  if (getTokens().empty())
+    return emitOpError() << "expects at least one token";
+  return success();
+}
+
+LogicalResult LocalLoadOp::verify() {
+  SharedType buffer = getBuffer().getType();
+  TileType tile = getResult().getType();
+  auto layout = dyn_cast<MmaLayoutAttr>(tile.getLayout());
+  if (!layout || layout.getRole() == MmaRole::acc)
+    return emitOpError() << "reads A or B operand fragments (ldmatrix): the "
+                            "result layout must be #attngpu.mma<..., a|b>, got "
+                         << tile.getLayout();
+  if (buffer.getElementType() != tile.getElementType())
+    return emitOpError() << "result element type " << tile.getElementType()
+                         << " does not match the buffer's "
+                         << buffer.getElementType();
+  SmallVector<int64_t> held(buffer.getShape());
+  if (getTranspose())
+    std::swap(held[0], held[1]);
+  if (ArrayRef<int64_t>(held) != tile.getShape())
+    return emitOpError() << "buffer of " << shapeString(buffer.getShape())
+                         << (getTranspose() ? " (transposed)" : "")
+                         << " does not hold the "
+                         << shapeString(tile.getShape()) << " result tile";
+  return verifyStage(*this, getStage(), buffer, "buffer");
+}
+
+LogicalResult LocalStoreOp::verify() {
+  SharedType buffer = getBuffer().getType();
+  TileType tile = getValue().getType();
+  auto layout = dyn_cast<MmaLayoutAttr>(tile.getLayout());
+  if (!layout || layout.getRole() != MmaRole::acc)
+    return emitOpError() << "stores accumulator tiles: the value's layout "
+                            "must be #attngpu.mma<..., acc>, got "
+                         << tile.getLayout();
+  if (buffer.getShape() != tile.getShape())
+    return emitOpError() << "buffer of " << shapeString(buffer.getShape())
+                         << " does not hold the "
+                         << shapeString(tile.getShape()) << " value tile";
+  return verifyStage(*this, getStage(), buffer, "buffer");
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronisation
+//===----------------------------------------------------------------------===//
+
+LogicalResult NamedBarrierOp::verify() {
+  if (getId() < 1 || getId() > 15)
+    return emitOpError() << "id must be from 1 to 15 (0 is attngpu.barrier's), "
+                            "got "
+                         << getId();
+  if (getThreads() < 32 || getThreads() > 1024 || getThreads() % 32 != 0)
+    return emitOpError() << "threads must be a multiple of 32 from 32 to "
+                            "1024, got "
+                         << getThreads();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor-core products
+//===----------------------------------------------------------------------===//
+
+/// The #attngpu.mma layout of `tile` if it has `instr` and `role`.
+static MmaLayoutAttr mmaLayoutOf(TileType tile, MmaInstr instr, MmaRole role) {
+  auto layout = dyn_cast<MmaLayoutAttr>(tile.getLayout());
+  if (!layout || layout.getInstr() != instr || layout.getRole() != role)
+    return {};
+  return layout;
+}
+
+LogicalResult MmaOp::verify() {
+  TileType a = getA().getType(), b = getB().getType(),
+           acc = getAcc().getType();
+  MmaLayoutAttr aLayout = mmaLayoutOf(a, MmaInstr::mma_sync, MmaRole::a);
+  MmaLayoutAttr bLayout = mmaLayoutOf(b, MmaInstr::mma_sync, MmaRole::b);
+  MmaLayoutAttr cLayout = mmaLayoutOf(acc, MmaInstr::mma_sync, MmaRole::acc);
+  if (!aLayout)
+    return emitOpError() << "operand A must have layout "
+                            "#attngpu.mma<mma_sync, a, ...>, got "
+                         << a.getLayout();
+  if (!bLayout)
+    return emitOpError() << "operand B must have layout "
+                            "#attngpu.mma<mma_sync, b, ...>, got "
+                         << b.getLayout();
+  if (!cLayout)
+    return emitOpError() << "the accumulator must have layout "
+                            "#attngpu.mma<mma_sync, acc, ...>, got "
+                         << acc.getLayout();
+  if (aLayout.getWarps() != cLayout.getWarps() ||
+      bLayout.getWarps() != cLayout.getWarps())
+    return emitOpError() << "operands are laid out for different warp counts "
+                         << "(A " << aLayout.getWarps() << ", B "
+                         << bLayout.getWarps() << ", accumulator "
+                         << cLayout.getWarps() << ")";
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "A and B element types differ: "
+                         << a.getElementType() << " and " << b.getElementType();
+  int64_t m = acc.getShape()[0], n = acc.getShape()[1];
+  if (a.getShape()[0] != m || a.getShape()[1] != b.getShape()[0] ||
+      b.getShape()[1] != n)
+    return emitOpError() << "shapes do not multiply: A "
+                         << shapeString(a.getShape()) << " times B "
+                         << shapeString(b.getShape()) << " into "
+                         << shapeString(acc.getShape());
+  return success();
+}
+
+LogicalResult WgmmaOp::verify() {
+  TileType acc = getAcc().getType();
+  MmaLayoutAttr cLayout = mmaLayoutOf(acc, MmaInstr::wgmma, MmaRole::acc);
+  if (!cLayout)
+    return emitOpError() << "the accumulator must have layout "
+                            "#attngpu.mma<wgmma, acc, ...>, got "
+                         << acc.getLayout();
+  int64_t m = acc.getShape()[0], n = acc.getShape()[1];
+  SharedType b = getB().getType();
+  if (b.getLayout() != SharedLayout::wgmma_128b)
+    return emitOpError() << "operand B is read through a 128-byte-swizzled "
+                            "descriptor: its buffer must be wgmma_128b, got "
+                         << stringifySharedLayout(b.getLayout());
+  Type aElement;
+  int64_t k;
+  if (auto aShared = dyn_cast<SharedType>(getA().getType())) {
+    if (!getAStage())
+      return emitOpError() << "operand A in shared memory needs a stage index";
+    if (aShared.getLayout() != SharedLayout::wgmma_128b)
+      return emitOpError() << "operand A is read through a 128-byte-swizzled "
+                              "descriptor: its buffer must be wgmma_128b, got "
+                           << stringifySharedLayout(aShared.getLayout());
+    if (aShared.getShape()[0] != m)
+      return emitOpError() << "operand A's buffer has "
+                           << aShared.getShape()[0]
+                           << " rows, the accumulator " << m;
+    if (failed(verifyStage(*this, getAStage(), aShared, "operand A")))
+      return failure();
+    aElement = aShared.getElementType();
+    k = aShared.getShape()[1];
+  } else if (auto aTile = dyn_cast<TileType>(getA().getType())) {
+    if (getAStage())
+      return emitOpError() << "operand A in registers takes no stage index";
+    MmaLayoutAttr aLayout = mmaLayoutOf(aTile, MmaInstr::wgmma, MmaRole::a);
+    if (!aLayout || aLayout.getWarps() != cLayout.getWarps())
+      return emitOpError() << "operand A in registers must have layout "
+                              "#attngpu.mma<wgmma, a, warps = "
+                           << cLayout.getWarps() << ">, got "
+                           << aTile.getLayout();
+    if (aTile.getShape()[0] != m)
+      return emitOpError() << "operand A has " << aTile.getShape()[0]
+                           << " rows, the accumulator " << m;
+    aElement = aTile.getElementType();
+    k = aTile.getShape()[1];
+  } else {
+    return emitOpError() << "operand A must be a shared buffer or a register "
+                            "tile, got "
+                         << getA().getType();
+  }
+  if (!isSixteenBit(aElement) || aElement != b.getElementType())
+    return emitOpError() << "operands must both be f16 or both bf16, got "
+                         << aElement << " and " << b.getElementType();
+  if (k % 16 != 0)
+    return emitOpError() << "K (" << k << ") must be a multiple of 16";
+  SmallVector<int64_t> bShape(b.getShape());
+  if (getTransposeB())
+    std::swap(bShape[0], bShape[1]);
+  if (bShape[0] != k || bShape[1] != n)
+    return emitOpError() << "operand B's buffer " << shapeString(b.getShape())
+                         << (getTransposeB() ? " (transposed)" : "")
+                         << " is not the " << k << "x" << n
+                         << " B of this product";
+  if (failed(verifyStage(*this, getBStage(), b, "operand B")))
+    return failure();
+  // The result is in flight until a wgmma_wait: nothing may read it but a
+  // wait, another wgmma accumulating into it, or a loop carrying it.
+  for (OpOperand &use : getResult().getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<WgmmaWaitOp, scf::YieldOp>(user))
+      continue;
+    if (auto next = dyn_cast<WgmmaOp>(user);
+        next && use.getOperandNumber() == next.getAccMutable().getOperandNumber())
+      continue;
+    return emitOpError() << "result is in flight: '" << user->getName()
+                         << "' uses it before an attngpu.wgmma_wait";
+  }
+  return success();
+}
+
+void WgmmaOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (isa<SharedType>(getA().getType()))
+    effects.emplace_back(MemoryEffects::Read::get(), &getAMutable(),
+                         SharedMemoryResource::get());
+  effects.emplace_back(MemoryEffects::Read::get(), &getBMutable(),
+                       SharedMemoryResource::get());
+}
+
+LogicalResult WgmmaWaitOp::verify() {
+  if (getInflight().empty())
+    return emitOpError() << "expects at least one in-flight result";
+  if (getPending() < 0 || getPending() > 7)
+    return emitOpError() << "pending must be from 0 to 7 (wgmma.wait_group), "
+                            "got "
+                         << getPending();
+  for (auto [i, value] : llvm::enumerate(getInflight()))
+    if (!mmaLayoutOf(cast<TileType>(value.getType()), MmaInstr::wgmma,
+                     MmaRole::acc))
+      return emitOpError() << "operand " << i << " is not a wgmma accumulator";
+  return success();
+}
+
+LogicalResult WgmmaWaitOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  for (Value value : adaptor.getInflight())
+    types.push_back(value.getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Warpgroup partitions
+//===----------------------------------------------------------------------===//
+
+/// `(warps = 4, registers = 40) { ... } (warps = 8, registers = 232) {...}`
+ParseResult WarpPartitionOp::parse(OpAsmParser &parser,
+                                   OperationState &result) {
+  SmallVector<int64_t> warps, registers;
+  while (succeeded(parser.parseOptionalLParen())) {
+    int64_t w, r;
+    if (parser.parseKeyword("warps") || parser.parseEqual() ||
+        parser.parseInteger(w) || parser.parseComma() ||
+        parser.parseKeyword("registers") || parser.parseEqual() ||
+        parser.parseInteger(r) || parser.parseRParen())
+      return failure();
+    warps.push_back(w);
+    registers.push_back(r);
+    Region *region = result.addRegion();
+    if (parser.parseRegion(*region))
+      return failure();
+    if (region->empty())
+      region->emplaceBlock();
+  }
+  if (warps.empty())
+    return parser.emitError(parser.getCurrentLocation(),
+                            "expected at least one '(warps = N, registers = "
+                            "R) { ... }' partition");
+  Builder &b = parser.getBuilder();
+  result.addAttribute(getWarpsAttrName(result.name),
+                      b.getDenseI64ArrayAttr(warps));
+  result.addAttribute(getRegistersAttrName(result.name),
+                      b.getDenseI64ArrayAttr(registers));
+  return parser.parseOptionalAttrDict(result.attributes);
+}
+
+void WarpPartitionOp::print(OpAsmPrinter &p) {
+  for (auto [i, region] : llvm::enumerate(getPartitions())) {
+    p << " (warps = " << getWarps()[i] << ", registers = " << getRegisters()[i]
+      << ") ";
+    p.printRegion(region, /*printEntryBlockArgs=*/false,
+                  /*printBlockTerminators=*/false);
+  }
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getWarpsAttrName(), getRegistersAttrName()});
+}
+
+LogicalResult WarpPartitionOp::verify() {
+  size_t count = getPartitions().size();
+  if (getWarps().size() != count || getRegisters().size() != count)
+    return emitOpError() << "needs one warps and one registers entry per "
+                            "partition ("
+                         << count << "), got " << getWarps().size() << " and "
+                         << getRegisters().size();
+  int64_t totalWarps = 0, totalRegisters = 0;
+  for (size_t i = 0; i < count; ++i) {
+    int64_t warps = getWarps()[i], registers = getRegisters()[i];
+    if (warps <= 0 || warps % 4 != 0)
+      return emitOpError() << "partition " << i << ": warps must be a "
+                              "positive multiple of 4 (whole warpgroups), got "
+                           << warps;
+    if (registers < 24 || registers > 256 || registers % 8 != 0)
+      return emitOpError() << "partition " << i << ": registers must be a "
+                              "multiple of 8 from 24 to 256 (setmaxnreg), got "
+                           << registers;
+    if (!getPartitions()[i].front().getArguments().empty())
+      return emitOpError() << "partition " << i << " takes no arguments";
+    totalWarps += warps;
+    totalRegisters += warps * 32 * registers;
+  }
+  if (totalRegisters > 65536)
+    return emitOpError() << "partitions need " << totalRegisters
+                         << " registers, more than the 65536 of a CTA";
+  if (auto func = (*this)->getParentOfType<FunctionOpInterface>())
+    if (auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName)) {
+      int64_t kernelWarps = schedule.getInt("warps");
+      if (kernelWarps > 0 && totalWarps > kernelWarps)
+        return emitOpError() << "partitions take " << totalWarps
+                             << " warps, the kernel has " << kernelWarps;
+    }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Epilogue
+//===----------------------------------------------------------------------===//
+
+LogicalResult StoreOp::verify() {
+  TileType tile = getValue().getType();
+  auto layout = dyn_cast<MmaLayoutAttr>(tile.getLayout());
+  if (layout && layout.getRole() != MmaRole::acc)
+    return emitOpError() << "stores accumulators or per-row values, not "
+                         << stringifyMmaRole(layout.getRole())
+                         << " operand fragments";
+  auto dest = cast<MemRefType>(getDest().getType());
+  if (failed(verifyTileAddressing(*this, dest, getOffsets().size(), getDims(),
+                                  getBoundaryCheck(), tile.getRank(), "dest")))
+    return failure();
+  Type element = dest.getElementType();
+  if (!element.isF16() && !element.isBF16() && !element.isF32())
+    return emitOpError() << "dest element type must be f16, bf16 or f32, got "
+                         << element;
+  return success();
+}

@@ -1,0 +1,183 @@
+//===- AllocateShared.cpp - shared-memory offsets from lifetimes ----------===//
+//
+// Implements attngpu-allocate-shared: every attngpu.alloc_shared gets a byte
+// offset so that buffers live at the same time never overlap, and buffers
+// that never are may share bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::attngpu {
+#define GEN_PASS_DEF_ATTNGPUALLOCATESHARED
+#include "attn/Dialect/AttnGPU/Transforms/Passes.h.inc"
+} // namespace mlir::attngpu
+
+using namespace mlir;
+using namespace mlir::attngpu;
+
+namespace {
+
+/// Program points of a function: each op's pre-order number, and the last
+/// number inside it (its subtree's end).
+struct ProgramOrder {
+  DenseMap<Operation *, int64_t> begin, end;
+  explicit ProgramOrder(Operation *root) {
+    int64_t next = 0;
+    number(root, next);
+  }
+  void number(Operation *op, int64_t &next) {
+    begin[op] = next++;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Operation &nested : block)
+          number(&nested, next);
+    end[op] = next - 1;
+  }
+};
+
+struct Lifetime {
+  AllocSharedOp alloc;
+  int64_t first, last; // program points, inclusive
+  int64_t size, alignment;
+  int64_t offset = -1;
+};
+
+/// The values through which an access to a buffer stays pending after the
+/// op: a copy's token until its wait, a wgmma's in-flight result until its
+/// wait; and values a loop or branch forwards.
+static void followPending(OpOperand &use, SmallVectorImpl<Value> &worklist) {
+  Operation *user = use.getOwner();
+  if (isa<AsyncCopyOp>(user))
+    worklist.push_back(user->getResult(0));
+  else if (isa<WgmmaOp>(user))
+    worklist.push_back(user->getResult(0));
+  else if (isa<scf::YieldOp>(user)) {
+    Operation *parent = user->getParentOp();
+    unsigned index = use.getOperandNumber();
+    if (index < parent->getNumResults())
+      worklist.push_back(parent->getResult(index));
+    if (auto loop = dyn_cast<scf::ForOp>(parent))
+      worklist.push_back(loop.getRegionIterArgs()[index]);
+  } else if (auto loop = dyn_cast<scf::ForOp>(user)) {
+    unsigned first = loop.getNumControlOperands();
+    if (use.getOperandNumber() >= first) {
+      unsigned index = use.getOperandNumber() - first;
+      worklist.push_back(loop.getRegionIterArgs()[index]);
+      worklist.push_back(loop.getResult(index));
+    }
+  }
+}
+
+/// The last program point at which `alloc`'s buffer is in use.
+static int64_t lastUse(AllocSharedOp alloc, const ProgramOrder &order) {
+  int64_t last = order.end.lookup(alloc);
+  SmallVector<Value> worklist{alloc.getBuffer()};
+  llvm::SmallPtrSet<Value, 8> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      int64_t point = order.end.lookup(user);
+      // A use in a loop that does not hold the allocation recurs on every
+      // iteration: the buffer lives until the loop ends.
+      for (Operation *parent = user->getParentOp(); parent;
+           parent = parent->getParentOp()) {
+        if (parent->isAncestor(alloc))
+          break;
+        if (isa<LoopLikeOpInterface>(parent))
+          point = std::max(point, order.end.lookup(parent));
+      }
+      last = std::max(last, point);
+      followPending(use, worklist);
+    }
+  }
+  return last;
+}
+
+static int64_t alignTo(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+struct AllocateShared
+    : public attngpu::impl::AttnGPUAllocateSharedBase<AllocateShared> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation()->walk([&](FunctionOpInterface func) {
+      if (!func.isExternal())
+        failed |= mlir::failed(allocate(func));
+    });
+    if (failed)
+      signalPassFailure();
+  }
+
+  LogicalResult allocate(FunctionOpInterface func) {
+    SmallVector<Lifetime> buffers;
+    ProgramOrder order(func);
+    func.walk([&](AllocSharedOp alloc) {
+      SharedType type = alloc.getBuffer().getType();
+      Lifetime lifetime{alloc, order.begin.lookup(alloc), lastUse(alloc, order),
+                        type.getSizeInBytes(), type.getAlignment()};
+      if (std::optional<int64_t> offset = alloc.getOffset())
+        lifetime.offset = *offset;
+      buffers.push_back(lifetime);
+    });
+    if (buffers.empty())
+      return success();
+
+    // Largest first (ties: program order), each at the lowest offset that
+    // clears every placed buffer whose lifetime overlaps.
+    SmallVector<Lifetime *> pending;
+    for (Lifetime &buffer : buffers)
+      if (buffer.offset < 0)
+        pending.push_back(&buffer);
+    llvm::stable_sort(pending, [](const Lifetime *a, const Lifetime *b) {
+      return a->size > b->size;
+    });
+    for (Lifetime *buffer : pending) {
+      SmallVector<std::pair<int64_t, int64_t>> taken; // [begin, end) bytes
+      for (const Lifetime &other : buffers)
+        if (other.offset >= 0 && other.first <= buffer->last &&
+            buffer->first <= other.last)
+          taken.push_back({other.offset, other.offset + other.size});
+      llvm::sort(taken);
+      int64_t offset = 0;
+      for (auto [begin, end] : taken)
+        if (offset + buffer->size > begin && offset < end)
+          offset = alignTo(end, buffer->alignment);
+      buffer->offset = offset;
+    }
+
+    int64_t total = 0;
+    Builder builder(func.getContext());
+    for (Lifetime &buffer : buffers) {
+      buffer.alloc.setOffset(buffer.offset);
+      total = std::max(total, buffer.offset + buffer.size);
+    }
+    if (total > maxSharedBytes) {
+      InFlightDiagnostic diag = func.emitError()
+                                << "shared buffers need " << total
+                                << " bytes, more than the "
+                                << static_cast<int64_t>(maxSharedBytes)
+                                << " a CTA may use";
+      for (Lifetime &buffer : buffers)
+        diag.attachNote(buffer.alloc.getLoc())
+            << buffer.size << " bytes at offset " << buffer.offset;
+      return failure();
+    }
+    func->setAttr(kSharedBytesAttrName, builder.getI64IntegerAttr(total));
+    return success();
+  }
+};
+
+} // namespace

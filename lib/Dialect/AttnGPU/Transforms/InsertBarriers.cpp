@@ -1,0 +1,364 @@
+//===- InsertBarriers.cpp - barriers from shared-memory effects -----------===//
+//
+// Implements attngpu-insert-barriers: a barrier goes where an access to
+// shared memory conflicts with one since the last barrier, a fence and a
+// barrier where the async proxy (wgmma) reads what ordinary writes wrote.
+// Synchronisation follows from what the ops do to shared memory, not from
+// the order in which a lowering happened to emit them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir::attngpu {
+#define GEN_PASS_DEF_ATTNGPUINSERTBARRIERS
+#include "attn/Dialect/AttnGPU/Transforms/Passes.h.inc"
+} // namespace mlir::attngpu
+
+using namespace mlir;
+using namespace mlir::attngpu;
+
+namespace {
+
+/// One access of an op to (a stage of) a shared buffer.
+struct Access {
+  Operation *op;
+  Value buffer; // the accessed value (an alloc_shared result, normally)
+  Value stage;  // null: every stage
+  bool operator==(const Access &other) const {
+    return op == other.op && buffer == other.buffer && stage == other.stage;
+  }
+};
+
+static std::optional<int64_t> constantIndex(Value value) {
+  APInt v;
+  if (value && matchPattern(value, m_ConstantInt(&v)))
+    return v.getSExtValue();
+  return std::nullopt;
+}
+
+/// Whether two accesses may touch the same bytes.
+static bool mayAlias(const Access &a, const Access &b) {
+  auto allocA = a.buffer.getDefiningOp<AllocSharedOp>();
+  auto allocB = b.buffer.getDefiningOp<AllocSharedOp>();
+  if (!allocA || !allocB)
+    return true; // not traceable to an allocation: assume the worst
+  if (allocA == allocB) {
+    std::optional<int64_t> sa = constantIndex(a.stage),
+                           sb = constantIndex(b.stage);
+    return !(sa && sb && *sa != *sb);
+  }
+  std::optional<int64_t> oa = allocA.getOffset(), ob = allocB.getOffset();
+  if (!oa || !ob)
+    return false; // distinct allocations, not yet placed: disjoint
+  int64_t ea = *oa + allocA.getBuffer().getType().getSizeInBytes();
+  int64_t eb = *ob + allocB.getBuffer().getType().getSizeInBytes();
+  return *oa < eb && *ob < ea;
+}
+
+/// The stage operand that goes with a shared-buffer operand of `op`.
+static Value stageOf(Operation *op, Value buffer) {
+  if (auto copy = dyn_cast<AsyncCopyOp>(op))
+    return copy.getStage();
+  if (auto load = dyn_cast<LocalLoadOp>(op))
+    return load.getStage();
+  if (auto store = dyn_cast<LocalStoreOp>(op))
+    return store.getStage();
+  if (auto wgmma = dyn_cast<WgmmaOp>(op))
+    return buffer == wgmma.getA() ? wgmma.getAStage() : wgmma.getBStage();
+  return {};
+}
+
+/// The shared-memory reads and writes of `op` itself (not of ops nested in
+/// it), from its memory effects on SharedMemoryResource.
+static void sharedAccesses(Operation *op, SmallVectorImpl<Access> &reads,
+                           SmallVectorImpl<Access> &writes) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return;
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  effects.getEffects(instances);
+  for (MemoryEffects::EffectInstance &instance : instances) {
+    if (instance.getResource() != SharedMemoryResource::get())
+      continue;
+    Value buffer = instance.getValue();
+    if (!buffer)
+      continue;
+    Access access{op, buffer, stageOf(op, buffer)};
+    if (isa<MemoryEffects::Read>(instance.getEffect()))
+      reads.push_back(access);
+    else if (isa<MemoryEffects::Write>(instance.getEffect()))
+      writes.push_back(access);
+  }
+}
+
+using AccessList = SmallVector<Access, 8>;
+
+static void addUnique(AccessList &list, const Access &access) {
+  if (!llvm::is_contained(list, access))
+    list.push_back(access);
+}
+
+static bool anyAlias(const AccessList &list, const Access &access) {
+  return llvm::any_of(list,
+                      [&](const Access &a) { return mayAlias(a, access); });
+}
+
+/// What is pending at a program point, as seen by every thread (all run the
+/// same code outside warp partitions).
+struct State {
+  /// Accesses since the last barrier.
+  AccessList reads, writes;
+  /// Ordinary (generic-proxy) writes since the last async-proxy fence.
+  AccessList unfencedWrites;
+  /// Copies whose token has not been waited.
+  AccessList unwaitedCopies;
+  /// Reads by wgmmas not yet waited.
+  AccessList inflightReads;
+
+  void join(const State &other) {
+    for (auto [mine, theirs] :
+         {std::pair{&reads, &other.reads}, {&writes, &other.writes},
+          {&unfencedWrites, &other.unfencedWrites},
+          {&unwaitedCopies, &other.unwaitedCopies},
+          {&inflightReads, &other.inflightReads}})
+      for (const Access &access : *theirs)
+        addUnique(*mine, access);
+  }
+  bool operator==(const State &other) const {
+    auto same = [](const AccessList &a, const AccessList &b) {
+      return a.size() == b.size() &&
+             llvm::all_of(a, [&](const Access &x) {
+               return llvm::is_contained(b, x);
+             });
+    };
+    return same(reads, other.reads) && same(writes, other.writes) &&
+           same(unfencedWrites, other.unfencedWrites) &&
+           same(unwaitedCopies, other.unwaitedCopies) &&
+           same(inflightReads, other.inflightReads);
+  }
+  void barrier() {
+    reads.clear();
+    writes.clear();
+  }
+};
+
+/// The ops that produced `value` through loops' iteration arguments and
+/// results (a token or an in-flight result carried across iterations).
+static void producers(Value value, SmallPtrSetImpl<Operation *> &ops,
+                      SmallPtrSetImpl<Value> &seen) {
+  if (!seen.insert(value).second)
+    return;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())) {
+      if (arg.getArgNumber() == 0)
+        return;
+      unsigned index = arg.getArgNumber() - 1;
+      producers(loop.getInitArgs()[index], ops, seen);
+      producers(loop.getYieldedValues()[index], ops, seen);
+    }
+    return;
+  }
+  Operation *def = value.getDefiningOp();
+  if (auto loop = dyn_cast<scf::ForOp>(def)) {
+    unsigned index = cast<OpResult>(value).getResultNumber();
+    producers(loop.getYieldedValues()[index], ops, seen);
+    producers(loop.getInitArgs()[index], ops, seen);
+    return;
+  }
+  if (auto branch = dyn_cast<scf::IfOp>(def)) {
+    unsigned index = cast<OpResult>(value).getResultNumber();
+    producers(branch.thenYield().getOperand(index), ops, seen);
+    if (!branch.getElseRegion().empty())
+      producers(branch.elseYield().getOperand(index), ops, seen);
+    return;
+  }
+  ops.insert(def);
+  // A wgmma accumulating into an earlier one's result completes after it.
+  if (auto wgmma = dyn_cast<WgmmaOp>(def))
+    producers(wgmma.getAcc(), ops, seen);
+}
+
+class BarrierPlacer {
+public:
+  /// Simulates `block` from `state`; inserts barriers and fences only when
+  /// `insert` is set (the fixed-point iterations of loops only simulate).
+  LogicalResult run(Block &block, State &state, bool insert) {
+    for (Operation &op : llvm::make_early_inc_range(block))
+      if (failed(visit(&op, state, insert)))
+        return failure();
+    return success();
+  }
+
+private:
+  LogicalResult visit(Operation *op, State &state, bool insert) {
+    if (isa<BarrierOp, gpu::BarrierOp>(op)) {
+      state.barrier();
+      return success();
+    }
+    if (isa<FenceAsyncSharedOp>(op)) {
+      state.unfencedWrites.clear();
+      return success();
+    }
+    if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
+      retire(state.unwaitedCopies, wait.getTokens());
+      return success();
+    }
+    if (auto wait = dyn_cast<WgmmaWaitOp>(op)) {
+      retire(state.inflightReads, wait.getInflight());
+      return success();
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      return visitLoop(loop, state, insert);
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      State elseState = state;
+      if (failed(run(branch.getThenRegion().front(), state, insert)))
+        return failure();
+      if (!branch.getElseRegion().empty() &&
+          failed(run(branch.getElseRegion().front(), elseState, insert)))
+        return failure();
+      state.join(elseState);
+      return success();
+    }
+    if (isa<WarpPartitionOp>(op)) {
+      // Partitions synchronise among themselves (named barriers); whatever
+      // is pending is settled before they start.
+      if (!state.reads.empty() || !state.writes.empty())
+        placeBarrier(op, state, /*fence=*/false, insert);
+      state = State();
+      return success();
+    }
+    if (op->getNumRegions() != 0) {
+      bool touchesShared = false;
+      op->walk([&](Operation *nested) {
+        AccessList reads, writes;
+        sharedAccesses(nested, reads, writes);
+        touchesShared |= !reads.empty() || !writes.empty();
+      });
+      if (touchesShared)
+        return op->emitOpError()
+               << "accesses shared memory in regions attngpu-insert-barriers "
+                  "does not handle (scf.for and scf.if only)";
+      return success();
+    }
+    return visitAccesses(op, state, insert);
+  }
+
+  LogicalResult visitAccesses(Operation *op, State &state, bool insert) {
+    AccessList reads, writes;
+    sharedAccesses(op, reads, writes);
+    if (reads.empty() && writes.empty())
+      return success();
+    bool asyncRead = isa<WgmmaOp>(op);
+    for (const Access &read : reads)
+      if (anyAlias(state.unwaitedCopies, read))
+        return op->emitOpError()
+               << "reads a shared buffer that an attngpu.async_copy writes "
+                  "and whose token is not waited (attngpu.async_wait)";
+    for (const Access &write : writes)
+      if (anyAlias(state.inflightReads, write))
+        return op->emitOpError()
+               << "overwrites a shared buffer that an in-flight "
+                  "attngpu.wgmma reads; wait for it first "
+                  "(attngpu.wgmma_wait)";
+    bool conflict = false, fence = false;
+    for (const Access &read : reads) {
+      conflict |= anyAlias(state.writes, read);
+      if (asyncRead && anyAlias(state.unfencedWrites, read))
+        fence = true;
+    }
+    for (const Access &write : writes)
+      conflict |= anyAlias(state.writes, write) || anyAlias(state.reads, write);
+    if (conflict || fence)
+      placeBarrier(op, state, fence, insert);
+    for (const Access &read : reads) {
+      addUnique(state.reads, read);
+      if (asyncRead)
+        addUnique(state.inflightReads, read);
+    }
+    for (const Access &write : writes) {
+      addUnique(state.writes, write);
+      addUnique(state.unfencedWrites, write);
+      if (isa<AsyncCopyOp>(op))
+        addUnique(state.unwaitedCopies, write);
+    }
+    return success();
+  }
+
+  void placeBarrier(Operation *before, State &state, bool fence, bool insert) {
+    if (insert) {
+      OpBuilder builder(before);
+      if (fence)
+        builder.create<FenceAsyncSharedOp>(before->getLoc());
+      builder.create<BarrierOp>(before->getLoc());
+    }
+    if (fence)
+      state.unfencedWrites.clear();
+    state.barrier();
+  }
+
+  /// Drops the accesses of the ops that produced `values` (and, since
+  /// copies and wgmmas complete in order, of those issued before them in
+  /// the list).
+  static void retire(AccessList &list, ValueRange values) {
+    SmallPtrSet<Operation *, 8> done;
+    SmallPtrSet<Value, 8> seen;
+    for (Value value : values)
+      producers(value, done, seen);
+    int64_t lastDone = -1;
+    for (auto [i, access] : llvm::enumerate(list))
+      if (done.contains(access.op))
+        lastDone = i;
+    list.erase(list.begin(), list.begin() + (lastDone + 1));
+  }
+
+  LogicalResult visitLoop(scf::ForOp loop, State &state, bool insert) {
+    // The body's entry state is the join of the state before the loop and
+    // the state at the end of the body; iterate (sets only grow) until it
+    // settles, then place barriers from it once.
+    State entry = state;
+    for (int iteration = 0;; ++iteration) {
+      State exit = entry;
+      if (failed(run(*loop.getBody(), exit, /*insert=*/false)))
+        return failure();
+      State joined = entry;
+      joined.join(exit);
+      if (joined == entry)
+        break;
+      entry = std::move(joined);
+      if (iteration > 64)
+        return loop.emitOpError() << "barrier placement did not settle";
+    }
+    State exit = entry;
+    if (failed(run(*loop.getBody(), exit, insert)))
+      return failure();
+    // Zero trips leave the state before the loop.
+    state.join(exit);
+    return success();
+  }
+};
+
+struct InsertBarriers
+    : public attngpu::impl::AttnGPUInsertBarriersBase<InsertBarriers> {
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation()->walk([&](FunctionOpInterface func) {
+      if (func.isExternal())
+        return;
+      State state;
+      BarrierPlacer placer;
+      failed |= mlir::failed(
+          placer.run(func.getFunctionBody().front(), state, /*insert=*/true));
+    });
+    if (failed)
+      signalPassFailure();
+  }
+};
+
+} // namespace

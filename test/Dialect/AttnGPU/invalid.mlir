@@ -1,0 +1,495 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics
+
+// Every op verifier error of attngpu, one case each.
+
+func.func @f() {
+  // expected-error @+1 {{offset 100 must be a non-negative multiple of 1024 (the buffer layout's alignment)}}
+  %q = attngpu.alloc_shared offset = 100 : !attngpu.shared<64x64xf16, wgmma_128b>
+  return
+}
+
+// -----
+
+!g = memref<?x?x64xf16, strided<[?, 64, 1], offset: ?>>
+func.func @f(%src: !g, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{expects 3 offsets (one per dimension of source), got 2}}
+  %t = attngpu.async_copy %src[%i, %i] dims = [1, 2] into %k[%i] : !g, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+!g = memref<?x?x64xf16, strided<[?, 64, 1], offset: ?>>
+func.func @f(%src: !g, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{dims must name one source dimension per tile dimension (2), got 1}}
+  %t = attngpu.async_copy %src[%i, %i, %i] dims = [1] into %k[%i] : !g, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+!g = memref<?x?x64xf16, strided<[?, 64, 1], offset: ?>>
+func.func @f(%src: !g, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{dims entry 3 out of range for rank-3 source}}
+  %t = attngpu.async_copy %src[%i, %i, %i] dims = [1, 3] into %k[%i] : !g, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+!g = memref<?x?x64xf16, strided<[?, 64, 1], offset: ?>>
+func.func @f(%src: !g, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{dims entry 2 repeated}}
+  %t = attngpu.async_copy %src[%i, %i, %i] dims = [2, 2] into %k[%i] : !g, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+!g = memref<?x?x64xf16, strided<[?, 64, 1], offset: ?>>
+func.func @f(%src: !g, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{boundary_check dim 2 out of range for a rank-2 tile}}
+  %t = attngpu.async_copy %src[%i, %i, %i] dims = [1, 2] boundary_check = [2] into %k[%i] : !g, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+!g = memref<?x?x64xf16, strided<[?, 64, 1], offset: ?>>
+func.func @f(%src: !g, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{boundary_check dim 0 repeated}}
+  %t = attngpu.async_copy %src[%i, %i, %i] dims = [1, 2] boundary_check = [0, 0] into %k[%i] : !g, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+!g = memref<?x?x64xf16, strided<[?, 64, 1], offset: ?>>
+func.func @f(%src: !g, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{padding without boundary_check has no effect}}
+  %t = attngpu.async_copy %src[%i, %i, %i] dims = [1, 2] padding = neg_inf into %k[%i] : !g, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+!g = memref<?x?x64xf32, strided<[?, 64, 1], offset: ?>>
+func.func @f(%src: !g, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{source element type 'f32' does not match the buffer's 'f16'}}
+  %t = attngpu.async_copy %src[%i, %i, %i] dims = [1, 2] into %k[%i] : !g, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+!g = memref<?x?x64xf16, strided<[?, 64, 1], offset: ?>>
+func.func @f(%src: !g, %i: index) {
+  %c2 = arith.constant 2 : index
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16, stages = 2>
+  // expected-error @+1 {{buffer stage 2 out of range for a buffer of 2 stage(s)}}
+  %t = attngpu.async_copy %src[%i, %i, %i] dims = [1, 2] into %k[%c2] : !g, !attngpu.shared<64x64xf16, stages = 2>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{expects at least one token}}
+  attngpu.async_wait
+  return
+}
+
+// -----
+
+func.func @f(%i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{reads A or B operand fragments (ldmatrix): the result layout must be #attngpu.mma<..., a|b>, got #attngpu.mma<mma_sync, acc, warps = 4>}}
+  %a = attngpu.local_load %k[%i] : !attngpu.shared<64x64xf16> -> !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @f(%i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xbf16>
+  // expected-error @+1 {{result element type 'f16' does not match the buffer's 'bf16'}}
+  %a = attngpu.local_load %k[%i] : !attngpu.shared<64x64xbf16> -> !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @f(%i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<32x64xf16>
+  // expected-error @+1 {{buffer of 32x64 does not hold the 64x32 result tile}}
+  %a = attngpu.local_load %k[%i] : !attngpu.shared<32x64xf16> -> !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+func.func @f(%i: index, %v: !a) {
+  %s = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{stores accumulator tiles: the value's layout must be #attngpu.mma<..., acc>, got #attngpu.mma<mma_sync, a, warps = 4>}}
+  attngpu.local_store %v, %s[%i] : !a, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @f(%i: index, %v: !acc) {
+  %s = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{buffer of 64x64 does not hold the 64x32 value tile}}
+  attngpu.local_store %v, %s[%i] : !acc, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{id must be from 1 to 15 (0 is attngpu.barrier's), got 0}}
+  attngpu.named_barrier id = 0, threads = 128
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{threads must be a multiple of 32 from 32 to 1024, got 100}}
+  attngpu.named_barrier arrive id = 3, threads = 100
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<wgmma, a, warps = 4>>
+!b = !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+!acc = !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @f(%a: !a, %b: !b, %c: !acc) {
+  // expected-error @+1 {{operand A must have layout #attngpu.mma<mma_sync, a, ...>, got #attngpu.mma<wgmma, a, warps = 4>}}
+  %d = attngpu.mma %a, %b, %c : !a, !b -> !acc
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!b = !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!acc = !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @f(%a: !a, %b: !b, %c: !acc) {
+  // expected-error @+1 {{operand B must have layout #attngpu.mma<mma_sync, b, ...>, got #attngpu.mma<mma_sync, a, warps = 4>}}
+  %d = attngpu.mma %a, %b, %c : !a, !b -> !acc
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!b = !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+!acc = !attngpu.tile<64x32xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+func.func @f(%a: !a, %b: !b, %c: !acc) {
+  // expected-error @+1 {{the accumulator must have layout #attngpu.mma<mma_sync, acc, ...>, got #attngpu.mma<wgmma, acc, warps = 4>}}
+  %d = attngpu.mma %a, %b, %c : !a, !b -> !acc
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 2>>
+!b = !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+!acc = !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @f(%a: !a, %b: !b, %c: !acc) {
+  // expected-error @+1 {{operands are laid out for different warp counts (A 2, B 4, accumulator 4)}}
+  %d = attngpu.mma %a, %b, %c : !a, !b -> !acc
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!b = !attngpu.tile<64x32xbf16, #attngpu.mma<mma_sync, b, warps = 4>>
+!acc = !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @f(%a: !a, %b: !b, %c: !acc) {
+  // expected-error @+1 {{A and B element types differ: 'f16' and 'bf16'}}
+  %d = attngpu.mma %a, %b, %c : !a, !b -> !acc
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!b = !attngpu.tile<32x32xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+!acc = !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @f(%a: !a, %b: !b, %c: !acc) {
+  // expected-error @+1 {{shapes do not multiply: A 64x64 times B 32x32 into 64x32}}
+  %d = attngpu.mma %a, %b, %c : !a, !b -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+func.func @f(%c: !acc, %i: index) {
+  %q = attngpu.alloc_shared : !s
+  // expected-error @+1 {{the accumulator must have layout #attngpu.mma<wgmma, acc, ...>, got #attngpu.mma<mma_sync, acc, warps = 4>}}
+  %d = attngpu.wgmma %q[%i], %q[%i], %c : !s, !s -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+!x = !attngpu.shared<64x64xf16, xor_rows>
+func.func @f(%c: !acc, %i: index) {
+  %q = attngpu.alloc_shared : !s
+  %k = attngpu.alloc_shared : !x
+  // expected-error @+1 {{operand B is read through a 128-byte-swizzled descriptor: its buffer must be wgmma_128b, got xor_rows}}
+  %d = attngpu.wgmma %q[%i], %k[%i], %c : !s, !x -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+!x = !attngpu.shared<64x64xf16, xor_rows>
+func.func @f(%c: !acc, %i: index) {
+  %q = attngpu.alloc_shared : !x
+  %k = attngpu.alloc_shared : !s
+  // expected-error @+1 {{operand A is read through a 128-byte-swizzled descriptor: its buffer must be wgmma_128b, got xor_rows}}
+  %d = attngpu.wgmma %q[%i], %k[%i], %c : !x, !s -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+func.func @f(%c: !acc, %i: index) {
+  %q = attngpu.alloc_shared : !s
+  // expected-error @+1 {{operand A in shared memory needs a stage index}}
+  %d = attngpu.wgmma %q, %q[%i], %c : !s, !s -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+!q = !attngpu.shared<128x64xf16, wgmma_128b>
+func.func @f(%c: !acc, %i: index) {
+  %q = attngpu.alloc_shared : !q
+  %k = attngpu.alloc_shared : !s
+  // expected-error @+1 {{operand A's buffer has 128 rows, the accumulator 64}}
+  %d = attngpu.wgmma %q[%i], %k[%i], %c : !q, !s -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!p = !attngpu.tile<64x64xf16, #attngpu.mma<wgmma, a, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+func.func @f(%c: !acc, %p: !p, %i: index) {
+  %v = attngpu.alloc_shared : !s
+  // expected-error @+1 {{operand A in registers takes no stage index}}
+  %d = attngpu.wgmma %p[%i], %v[%i], %c : !p, !s -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!p = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+func.func @f(%c: !acc, %p: !p, %i: index) {
+  %v = attngpu.alloc_shared : !s
+  // expected-error @+1 {{operand A in registers must have layout #attngpu.mma<wgmma, a, warps = 4>, got #attngpu.mma<mma_sync, a, warps = 4>}}
+  %d = attngpu.wgmma %p, %v[%i], %c : !p, !s -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+func.func @f(%c: !acc, %p: f32, %i: index) {
+  %v = attngpu.alloc_shared : !attngpu.shared<64x64xf16, wgmma_128b>
+  // expected-error @+1 {{operand A must be a shared buffer or a register tile, got 'f32'}}
+  %d = attngpu.wgmma %p, %v[%i], %c : f32, !attngpu.shared<64x64xf16, wgmma_128b> -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+func.func @f(%c: !acc, %i: index) {
+  %q = attngpu.alloc_shared : !attngpu.shared<64x64xf16, wgmma_128b>
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xbf16, wgmma_128b>
+  // expected-error @+1 {{operands must both be f16 or both bf16, got 'f16' and 'bf16'}}
+  %d = attngpu.wgmma %q[%i], %k[%i], %c transpose_b : !attngpu.shared<64x64xf16, wgmma_128b>, !attngpu.shared<64x64xbf16, wgmma_128b> -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+func.func @f(%c: !acc, %i: index) {
+  %q = attngpu.alloc_shared : !attngpu.shared<64x128xf16, wgmma_128b>
+  %k = attngpu.alloc_shared : !attngpu.shared<128x64xf16, wgmma_128b>
+  // expected-error @+1 {{operand B's buffer 128x64 (transposed) is not the 128x64 B of this product}}
+  %d = attngpu.wgmma %q[%i], %k[%i], %c transpose_b : !attngpu.shared<64x128xf16, wgmma_128b>, !attngpu.shared<128x64xf16, wgmma_128b> -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+func.func @f(%c: !acc, %i: index) {
+  %c1 = arith.constant 1 : index
+  %q = attngpu.alloc_shared : !s
+  // expected-error @+1 {{operand A stage 1 out of range for a buffer of 1 stage(s)}}
+  %d = attngpu.wgmma %q[%c1], %q[%i], %c : !s, !s -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+func.func @f(%c: !acc, %i: index) -> !acc {
+  %q = attngpu.alloc_shared : !s
+  // expected-error @+1 {{result is in flight: 'func.return' uses it before an attngpu.wgmma_wait}}
+  %d = attngpu.wgmma %q[%i], %q[%i], %c : !s, !s -> !acc
+  return %d : !acc
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+func.func @f(%c: !acc, %i: index) {
+  %q = attngpu.alloc_shared : !s
+  %d = attngpu.wgmma %q[%i], %q[%i], %c : !s, !s -> !acc
+  // expected-error @+1 {{pending must be from 0 to 7 (wgmma.wait_group), got 8}}
+  %r = attngpu.wgmma_wait %d pending = 8 : !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @f(%c: !acc) {
+  // expected-error @+1 {{operand 0 is not a wgmma accumulator}}
+  %r = attngpu.wgmma_wait %c pending = 0 : !acc
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{partition 0: warps must be a positive multiple of 4 (whole warpgroups), got 2}}
+  attngpu.warp_partition (warps = 2, registers = 40) {
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{partition 1: registers must be a multiple of 8 from 24 to 256 (setmaxnreg), got 236}}
+  attngpu.warp_partition (warps = 4, registers = 40) {
+  } (warps = 8, registers = 236) {
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{partitions need 68608 registers, more than the 65536 of a CTA}}
+  attngpu.warp_partition (warps = 4, registers = 56) {
+  } (warps = 8, registers = 240) {
+  }
+  return
+}
+
+// -----
+
+func.func @f() attributes {attngpu.schedule = #attngpu.schedule<warps = 8>} {
+  // expected-error @+1 {{partitions take 12 warps, the kernel has 8}}
+  attngpu.warp_partition (warps = 4, registers = 24) {
+  } (warps = 8, registers = 200) {
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+2 {{expected at least one '(warps = N, registers = R) { ... }' partition}}
+  attngpu.warp_partition
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{needs one warps and one registers entry per partition (1), got 2 and 1}}
+  "attngpu.warp_partition"() ({
+    attngpu.barrier
+  }) {warps = array<i64: 4, 4>, registers = array<i64: 40>} : () -> ()
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{partition 0 takes no arguments}}
+  "attngpu.warp_partition"() ({
+  ^bb0(%x: index):
+  }) {warps = array<i64: 4>, registers = array<i64: 40>} : () -> ()
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+func.func @f(%v: !a, %g: !g, %i: index) {
+  // expected-error @+1 {{stores accumulators or per-row values, not a operand fragments}}
+  attngpu.store %v, %g[%i, %i] dims = [0, 1] : !a, !g
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!g = memref<?x64xi32, strided<[64, 1], offset: ?>>
+func.func @f(%v: !acc, %g: !g, %i: index) {
+  // expected-error @+1 {{dest element type must be f16, bf16 or f32, got 'i32'}}
+  attngpu.store %v, %g[%i, %i] dims = [0, 1] : !acc, !g
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+func.func @f(%v: !acc, %g: !g, %i: index) {
+  // expected-error @+1 {{expects 2 offsets (one per dimension of dest), got 1}}
+  attngpu.store %v, %g[%i] dims = [0, 1] : !acc, !g
+  return
+}

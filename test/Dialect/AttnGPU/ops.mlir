@@ -1,0 +1,107 @@
+// RUN: attn-opt %s --split-input-file | FileCheck %s
+// RUN: attn-opt %s --split-input-file | attn-opt --split-input-file | FileCheck %s
+// RUN: attn-opt %s --split-input-file --mlir-print-op-generic | attn-opt --split-input-file | FileCheck %s
+
+// Round trip of every attngpu op, type and attribute.
+
+!q_smem = !attngpu.shared<64x128xf16, wgmma_128b>
+!k_ring = !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
+!acc = !attngpu.tile<64x128xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!rows = !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<wgmma, acc, warps = 4>>>
+!gmem = memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @wgmma_step
+// CHECK-SAME: attngpu.schedule = #attngpu.schedule<block_m = 64, block_n = 128, warps = 4, stages = 2, min_blocks_per_sm = 4>
+func.func @wgmma_step(%key: !gmem, %out: !gmem, %lse: !lse, %zero: !acc,
+                      %m: !rows, %b: index, %h: index, %n0: index)
+    attributes {attngpu.schedule = #attngpu.schedule<warps = 4, block_m = 64, block_n = 128, stages = 2, min_blocks_per_sm = 4>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: %[[Q:.+]] = attngpu.alloc_shared : !attngpu.shared<64x128xf16, wgmma_128b>
+  %q = attngpu.alloc_shared : !q_smem
+  // CHECK: %[[K:.+]] = attngpu.alloc_shared offset = 16384 : !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
+  %k = attngpu.alloc_shared offset = 16384 : !k_ring
+  // CHECK: %[[T:.+]] = attngpu.async_copy %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] dims = [2, 3] boundary_check = [0] padding = zero into %[[K]][%{{.+}}] : memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>, !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
+  %t = attngpu.async_copy %key[%b, %h, %n0, %c0] dims = [2, 3]
+      boundary_check = [0] padding = zero into %k[%c1] : !gmem, !k_ring
+  // CHECK: attngpu.async_wait %[[T]]
+  attngpu.async_wait %t
+  // CHECK: attngpu.fence_async_shared
+  attngpu.fence_async_shared
+  // CHECK: attngpu.barrier
+  attngpu.barrier
+  // CHECK: %[[S:.+]] = attngpu.wgmma %[[Q]][%{{.+}}], %[[K]][%{{.+}}], %{{.+}} transpose_b : !attngpu.shared<64x128xf16, wgmma_128b>, !attngpu.shared<128x128xf16, wgmma_128b, stages = 2> -> !attngpu.tile<64x128xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+  %s = attngpu.wgmma %q[%c0], %k[%c1], %zero transpose_b
+      : !q_smem, !k_ring -> !acc
+  // CHECK: %[[R:.+]] = attngpu.wgmma_wait %[[S]] pending = 0 : !attngpu.tile<64x128xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+  %r = attngpu.wgmma_wait %s pending = 0 : !acc
+  // CHECK: attngpu.store %[[R]], %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] dims = [2, 3] boundary_check = [0] : !attngpu.tile<64x128xf32, #attngpu.mma<wgmma, acc, warps = 4>>, memref
+  attngpu.store %r, %out[%b, %h, %n0, %c0] dims = [2, 3] boundary_check = [0]
+      : !acc, !gmem
+  // CHECK: attngpu.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] dims = [2] : !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<wgmma, acc, warps = 4>>>
+  attngpu.store %m, %lse[%b, %h, %n0] dims = [2] : !rows, !lse
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!b = !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+!acc = !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+
+// CHECK-LABEL: func.func @mma_sync_step
+func.func @mma_sync_step(%zero: !acc) {
+  %c0 = arith.constant 0 : index
+  // CHECK: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+  %qs = attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+  %ks = attngpu.alloc_shared : !attngpu.shared<32x64xf16, xor_rows>
+  // CHECK: attngpu.local_load %{{.+}}[%{{.+}}] : !attngpu.shared<64x64xf16, xor_rows> -> !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+  %qa = attngpu.local_load %qs[%c0] : !attngpu.shared<64x64xf16, xor_rows> -> !a
+  // CHECK: attngpu.local_load %{{.+}}[%{{.+}}] transpose : !attngpu.shared<32x64xf16, xor_rows> -> !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+  %kb = attngpu.local_load %ks[%c0] transpose : !attngpu.shared<32x64xf16, xor_rows> -> !b
+  // CHECK: attngpu.mma %{{.+}}, %{{.+}}, %{{.+}} : !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>, !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, b, warps = 4>> -> !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+  %s = attngpu.mma %qa, %kb, %zero : !a, !b -> !acc
+  // CHECK: attngpu.local_store %{{.+}}, %{{.+}}[%{{.+}}] : !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>, !attngpu.shared<64x32xf16>
+  %os = attngpu.alloc_shared : !attngpu.shared<64x32xf16>
+  attngpu.local_store %s, %os[%c0] : !acc, !attngpu.shared<64x32xf16>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @partitions
+func.func @partitions() attributes {attngpu.schedule = #attngpu.schedule<warps = 12>} {
+  // CHECK: attngpu.warp_partition (warps = 4, registers = 40) {
+  // CHECK-NEXT: attngpu.named_barrier arrive id = 1, threads = 256
+  // CHECK-NEXT: } (warps = 8, registers = 232) {
+  // CHECK-NEXT: attngpu.named_barrier id = 1, threads = 256
+  // CHECK-NEXT: }
+  attngpu.warp_partition (warps = 4, registers = 40) {
+    attngpu.named_barrier arrive id = 1, threads = 256
+  } (warps = 8, registers = 232) {
+    attngpu.named_barrier id = 1, threads = 256
+  }
+  return
+}
+
+// -----
+
+// A register A operand (P of P * V) on wgmma, accumulating into an
+// in-flight result.
+!p = !attngpu.tile<128x64xf16, #attngpu.mma<wgmma, a, warps = 8>>
+!acc = !attngpu.tile<128x128xf32, #attngpu.mma<wgmma, acc, warps = 8>>
+// CHECK-LABEL: func.func @wgmma_register_a
+func.func @wgmma_register_a(%p: !p, %acc: !acc) -> !acc {
+  %c0 = arith.constant 0 : index
+  %v = attngpu.alloc_shared : !attngpu.shared<64x128xbf16, wgmma_128b>
+  %vf = attngpu.alloc_shared : !attngpu.shared<64x128xf16, wgmma_128b>
+  // CHECK: %[[D0:.+]] = attngpu.wgmma %{{.+}}, %{{.+}}[%{{.+}}], %{{.+}} : !attngpu.tile<128x64xf16, #attngpu.mma<wgmma, a, warps = 8>>
+  %d0 = attngpu.wgmma %p, %vf[%c0], %acc
+      : !p, !attngpu.shared<64x128xf16, wgmma_128b> -> !acc
+  // CHECK: %[[D1:.+]] = attngpu.wgmma %{{.+}}, %{{.+}}[%{{.+}}], %[[D0]]
+  %d1 = attngpu.wgmma %p, %vf[%c0], %d0
+      : !p, !attngpu.shared<64x128xf16, wgmma_128b> -> !acc
+  %r = attngpu.wgmma_wait %d1 pending = 0 : !acc
+  return %r : !acc
+}
