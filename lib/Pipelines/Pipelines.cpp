@@ -8,6 +8,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/AttnGPU/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -159,6 +160,23 @@ FailureOr<std::string> mlir::attn::extractPtx(ModuleOp module) {
   return ptx;
 }
 
+void mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
+                                           const GpuTarget &target) {
+  attngpu::AttnGPUAllocateSharedOptions allocate;
+  allocate.maxSharedBytes = maxSharedBytesPerBlock(target.chip);
+  pm.addPass(attngpu::createAttnGPUAllocateShared(allocate));
+  pm.addPass(attngpu::createAttnGPUInsertBarriers());
+  pm.addPass(createConvertAttnGPUToNVVM());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createAttnUnrollVectorElements());
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = target.chip;
+  nvvm.cubinFeatures = target.features;
+  nvvm.cubinFormat = "isa";
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
 namespace {
 struct TileProgramPipelineOptions
     : public PassPipelineOptions<TileProgramPipelineOptions> {
@@ -202,6 +220,16 @@ void mlir::attn::registerAttnPipelines() {
         target.chip = opts.chip;
         target.features = opts.features;
         buildGpuLoweringPipeline(pm, target);
+      });
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "attngpu-lower-to-ptx",
+      "attngpu kernels (gpu.funcs) to a gpu.binary with their PTX: shared "
+      "memory allocated, barriers placed, converted to NVVM",
+      [](OpPassManager &pm, const GpuPipelineOptions &opts) {
+        GpuTarget target;
+        target.chip = opts.chip;
+        target.features = opts.features;
+        buildAttnGPUToPtxPipeline(pm, target);
       });
   PassPipelineRegistration<>("attn-lower-to-cpu",
                              "attn tile program to the LLVM dialect for the CPU",

@@ -107,6 +107,32 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def ConvertAttnGPUToNVVM : Pass<"convert-attngpu-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Lower attngpu ops in gpu.funcs to nvgpu, NVVM, vector and memref";
+  let description = [{
+    Converts the attngpu ops of each kernel (a gpu.func in a gpu.module,
+    with `known_block_size`) by op family: shared memory and copies
+    (`alloc_shared` to views of the kernel's dynamic shared memory at the
+    offsets attngpu-allocate-shared gave, `async_copy` to cp.async,
+    `async_wait` to cp.async.wait_group, `local_store`), synchronisation
+    (barriers, fences), register tiles and mma.sync (`splat`, `local_load` to
+    ldmatrix, `mma`) and the epilogue `store`. Register tiles become
+    per-thread vectors of their mma fragments; loops carrying them are
+    converted structurally. The bytes of dynamic shared memory each kernel
+    needs go to the module's `attn.dynamic_shared_bytes` for the launch.
+    Not lowered yet (an error at the op): wgmma, warp partitions, f32 (tf32)
+    fragments.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def AttnUnrollVectorElements : Pass<"attn-unroll-vector-elements"> {
   let summary = "Unroll n-D vector.to_elements / from_elements into 1-D ones";
   let description = [{

@@ -32,6 +32,11 @@ void buildCpuLoweringPipeline(OpPassManager &pm);
 /// (format isa: LLVM's NVPTX backend, no CUDA needed).
 void buildGpuLoweringPipeline(OpPassManager &pm, const GpuTarget &target);
 
+/// attngpu kernels (gpu.funcs of attngpu ops) -> gpu.binary: shared memory
+/// allocated, barriers placed, attngpu converted to NVVM, then upstream's
+/// NVVM pipeline to PTX.
+void buildAttnGPUToPtxPipeline(OpPassManager &pm, const GpuTarget &target);
+
 /// The PTX text of the gpu.binary the GPU pipeline produced, or failure with
 /// a diagnostic.
 FailureOr<std::string> extractPtx(ModuleOp module);

@@ -266,3 +266,32 @@ func.func @carried_token(%src: !g, %n: index) {
   attngpu.async_wait %last
   return
 }
+
+// -----
+
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+
+// A barrier publishes only the copies waited before it: K's copy, still in
+// flight at the barrier before Q's read, needs one of its own.
+// CHECK-LABEL: func.func @barrier_before_second_wait
+// CHECK: attngpu.async_wait
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.local_load
+// CHECK-NEXT: attngpu.async_wait
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.local_load
+func.func @barrier_before_second_wait(%src: !g) -> (!a, !b) {
+  %c0 = arith.constant 0 : index
+  %q = attngpu.alloc_shared : !s
+  %k = attngpu.alloc_shared : !s
+  %tq = attngpu.async_copy %src[%c0, %c0] dims = [0, 1] into %q[%c0] : !g, !s
+  %tk = attngpu.async_copy %src[%c0, %c0] dims = [0, 1] into %k[%c0] : !g, !s
+  attngpu.async_wait %tq
+  %qa = attngpu.local_load %q[%c0] : !s -> !a
+  attngpu.async_wait %tk
+  %kb = attngpu.local_load %k[%c0] transpose : !s -> !b
+  return %qa, %kb : !a, !b
+}

@@ -51,8 +51,10 @@ func.func @wgmma_step(%key: !gmem, %out: !gmem, %lse: !lse, %zero: !acc,
 !acc = !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
 
 // CHECK-LABEL: func.func @mma_sync_step
-func.func @mma_sync_step(%zero: !acc) {
+func.func @mma_sync_step() {
   %c0 = arith.constant 0 : index
+  // CHECK: attngpu.splat 0.000000e+00 : !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+  %zero = attngpu.splat 0.0 : !acc
   // CHECK: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
   %qs = attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
   %ks = attngpu.alloc_shared : !attngpu.shared<32x64xf16, xor_rows>

@@ -143,9 +143,13 @@ struct State {
            same(unwaitedCopies, other.unwaitedCopies) &&
            same(inflightReads, other.inflightReads);
   }
+  /// A barrier publishes every access done by then: reads, and writes
+  /// except those of copies still in flight (they land after it).
   void barrier() {
     reads.clear();
-    writes.clear();
+    llvm::erase_if(writes, [&](const Access &write) {
+      return !llvm::is_contained(unwaitedCopies, write);
+    });
   }
 };
 

@@ -35,6 +35,12 @@ inline constexpr llvm::StringLiteral kScheduleAttrName = "attngpu.schedule";
 inline constexpr llvm::StringLiteral kSharedBytesAttrName =
     "attngpu.shared_bytes";
 
+/// Name of the module attribute, a dictionary from kernel name to the bytes
+/// of dynamic shared memory its launch must request (the kernel ABI: the
+/// JIT reads it).
+inline constexpr llvm::StringLiteral kDynamicSharedBytesAttrName =
+    "attn.dynamic_shared_bytes";
+
 } // namespace mlir::attngpu
 
 #endif // ATTN_DIALECT_ATTNGPU_IR_ATTNGPUDIALECT_H

@@ -26,6 +26,25 @@ def AttnGPU_Shared : Type<CPred<"::llvm::isa<::mlir::attngpu::SharedType>($_self
                           "shared buffer", "::mlir::attngpu::SharedType">;
 
 //===----------------------------------------------------------------------===//
+// Register tiles
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_SplatOp : AttnGPU_Op<"splat", [Pure]> {
+  let summary = "a register tile with every element equal";
+  let description = [{
+    The tile of the result type with every element `value` (converted to the
+    tile's element type): a zero accumulator, a running max of -inf.
+
+    ```mlir
+    %zero = attngpu.splat 0.0 : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs AttnGPU_Tile:$result);
+  let assemblyFormat = "$value attr-dict `:` qualified(type($result))";
+}
+
+//===----------------------------------------------------------------------===//
 // Shared memory and copies
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,39 @@
+//===- AttnGPUToNVVM.h - attngpu to nvgpu / NVVM ----------------*- C++ -*-===//
+//
+// The conversion of attngpu ops inside gpu.funcs into nvgpu, NVVM, vector
+// and memref ops, split by op family (one populate function each). Register
+// tiles become per-thread vectors of their fragments (FragmentLayout), shared
+// buffers views of the kernel's dynamic shared memory, tokens nvgpu's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNGPUTONVVM_ATTNGPUTONVVM_H
+#define ATTN_CONVERSION_ATTNGPUTONVVM_ATTNGPUTONVVM_H
+
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::attngpu {
+
+/// Tiles to fragment vectors, shared buffers to workgroup memrefs
+/// ([stages][rows][cols]), tokens to !nvgpu.device.async.token.
+class AttnGPUTypeConverter : public TypeConverter {
+public:
+  explicit AttnGPUTypeConverter(MLIRContext *context);
+};
+
+/// alloc_shared, async_copy, async_wait, local_store.
+void populateSharedMemoryToNVVMPatterns(const TypeConverter &converter,
+                                        RewritePatternSet &patterns);
+/// barrier, named_barrier, fence_async_shared.
+void populateSyncToNVVMPatterns(const TypeConverter &converter,
+                                RewritePatternSet &patterns);
+/// local_load (ldmatrix) and mma (mma.sync).
+void populateMmaToNVVMPatterns(const TypeConverter &converter,
+                               RewritePatternSet &patterns);
+/// store.
+void populateStoreToNVVMPatterns(const TypeConverter &converter,
+                                 RewritePatternSet &patterns);
+
+} // namespace mlir::attngpu
+
+#endif // ATTN_CONVERSION_ATTNGPUTONVVM_ATTNGPUTONVVM_H

@@ -1,0 +1,126 @@
+//===- AttnGPUToNVVM.cpp - the convert-attngpu-to-nvvm pass ---------------===//
+//
+// Drives the op-family patterns (SharedMemoryToNVVM, SyncToNVVM, MmaToNVVM,
+// StoreToNVVM) over each kernel and hands the launch what it needs (dynamic
+// shared bytes) through the module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FragmentLayout.h"
+#include "attn/Conversion/AttnGPUToNVVM/AttnGPUToNVVM.h"
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNGPUTONVVM
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attngpu;
+
+AttnGPUTypeConverter::AttnGPUTypeConverter(MLIRContext *context) {
+  addConversion([](Type type) { return type; });
+  addConversion([](TileType type) -> Type { return fragmentVectorType(type); });
+  addConversion([](SharedType type) -> Type { return sharedMemRefType(type); });
+  // cp.async groups are counted statically (async_wait); the token is a
+  // placeholder.
+  addConversion([context](TokenType) -> Type {
+    return IntegerType::get(context, 32);
+  });
+  auto cast = [](OpBuilder &b, Type type, ValueRange inputs,
+                 Location loc) -> Value {
+    return UnrealizedConversionCastOp::create(b, loc, type, inputs)
+        .getResult(0);
+  };
+  addSourceMaterialization(cast);
+  addTargetMaterialization(cast);
+}
+
+/// The cp.async groups issued after the oldest copy `wait` waits for, up to
+/// the wait, where straight-line code shows them; 0 (wait for all)
+/// otherwise.
+static int64_t pendingCopyGroups(AsyncWaitOp wait) {
+  int64_t pending = 7; // the most wait_group can leave
+  for (Value token : wait.getTokens()) {
+    auto copy = token.getDefiningOp<AsyncCopyOp>();
+    if (!copy || copy->getBlock() != wait->getBlock())
+      return 0;
+    int64_t after = 0;
+    for (Operation *it = copy->getNextNode(); it != wait;
+         it = it->getNextNode()) {
+      if (isa<AsyncCopyOp>(it))
+        ++after;
+      else if (it->getNumRegions() != 0 &&
+               it->walk([](AsyncCopyOp) { return WalkResult::interrupt(); })
+                   .wasInterrupted())
+        return 0;
+    }
+    pending = std::min(pending, after);
+  }
+  return pending;
+}
+
+namespace {
+
+struct ConvertAttnGPUToNVVMPass
+    : public mlir::attn::impl::ConvertAttnGPUToNVVMBase<
+          ConvertAttnGPUToNVVMPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    Builder builder(context);
+    module.walk([&](AsyncWaitOp wait) {
+      wait->setAttr(kPendingCopyGroupsAttrName,
+                    builder.getI64IntegerAttr(pendingCopyGroups(wait)));
+    });
+
+    AttnGPUTypeConverter converter(context);
+    ConversionTarget target(*context);
+    target.addLegalDialect<arith::ArithDialect, gpu::GPUDialect,
+                           LLVM::LLVMDialect, memref::MemRefDialect,
+                           NVVM::NVVMDialect, nvgpu::NVGPUDialect,
+                           vector::VectorDialect>();
+    target.addIllegalDialect<AttnGPUDialect>();
+    // The casts between a tile and its fragments left where an unconverted
+    // use remains (none in a complete kernel).
+    target.addLegalOp<UnrealizedConversionCastOp>();
+    RewritePatternSet patterns(context);
+    populateSharedMemoryToNVVMPatterns(converter, patterns);
+    populateSyncToNVVMPatterns(converter, patterns);
+    populateMmaToNVVMPatterns(converter, patterns);
+    populateStoreToNVVMPatterns(converter, patterns);
+    // scf.for / scf.if / scf.yield carrying tiles and tokens.
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+
+    // The launch requests each kernel's dynamic shared memory.
+    NamedAttrList recorded;
+    if (auto old =
+            module->getAttrOfType<DictionaryAttr>(kDynamicSharedBytesAttrName))
+      recorded.append(old.getValue());
+    module.walk([&](gpu::GPUFuncOp func) {
+      if (auto bytes = func->getAttrOfType<IntegerAttr>(kSharedBytesAttrName))
+        recorded.set(func.getName(), bytes);
+      // Nothing of attngpu remains past this pass.
+      func->removeAttr(kSharedBytesAttrName);
+      func->removeAttr(kScheduleAttrName);
+    });
+    if (!recorded.empty())
+      module->setAttr(kDynamicSharedBytesAttrName,
+                      recorded.getDictionary(context));
+  }
+};
+
+} // namespace

@@ -1,0 +1,144 @@
+//===- FragmentLayout.cpp - where a thread's tile elements live -----------===//
+
+#include "FragmentLayout.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::attngpu;
+
+FragmentShape FragmentShape::of(TileType type) {
+  FragmentShape shape;
+  MmaLayoutAttr layout = type.getMmaLayout();
+  shape.warps = layout.getWarps();
+  int64_t k = type.getElementType().isF32() ? 8 : 16;
+  ArrayRef<int64_t> dims = type.getShape();
+  if (isa<RowsLayoutAttr>(type.getLayout())) {
+    shape.rowsPerWarp = dims[0] / shape.warps;
+    shape.mTiles = shape.rowsPerWarp / 16;
+    return shape;
+  }
+  switch (layout.getRole()) {
+  case MmaRole::acc:
+    shape.rowsPerWarp = dims[0] / shape.warps;
+    shape.mTiles = shape.rowsPerWarp / 16;
+    shape.nTiles = dims[1] / 8;
+    break;
+  case MmaRole::a:
+    shape.rowsPerWarp = dims[0] / shape.warps;
+    shape.mTiles = shape.rowsPerWarp / 16;
+    shape.kSteps = dims[1] / k;
+    break;
+  case MmaRole::b:
+    shape.kSteps = dims[0] / k;
+    shape.nTiles = dims[1] / 8;
+    break;
+  }
+  return shape;
+}
+
+VectorType mlir::attngpu::fragmentVectorType(TileType type) {
+  FragmentShape shape = FragmentShape::of(type);
+  Type element = type.getElementType();
+  int64_t perRegister = element.isF32() ? 1 : 2;
+  if (isa<RowsLayoutAttr>(type.getLayout()))
+    return VectorType::get({shape.mTiles * 2}, element);
+  switch (type.getMmaLayout().getRole()) {
+  case MmaRole::acc:
+    return VectorType::get({shape.mTiles * shape.nTiles, 2, 2}, element);
+  case MmaRole::a:
+    return VectorType::get({shape.mTiles * shape.kSteps, 4, perRegister},
+                           element);
+  case MmaRole::b:
+    return VectorType::get({shape.kSteps * shape.nTiles, 2, perRegister},
+                           element);
+  }
+  llvm_unreachable("unknown role");
+}
+
+MemRefType mlir::attngpu::sharedMemRefType(SharedType type) {
+  auto workgroup = gpu::AddressSpaceAttr::get(type.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> dims{type.getStages()};
+  if (type.getLayout() == SharedLayout::wgmma_128b)
+    dims.append({shape[1] / 64, shape[0], 64});
+  else
+    dims.append({shape[0], shape[1]});
+  return MemRefType::get(dims, type.getElementType(),
+                         MemRefLayoutAttrInterface(), workgroup);
+}
+
+Value mlir::attngpu::indexConstant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+ThreadCoords::ThreadCoords(OpBuilder &b, Location loc) {
+  threadId = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  warp = arith::DivUIOp::create(b, loc, threadId, indexConstant(b, loc, 32));
+  lane = arith::RemUIOp::create(b, loc, threadId, indexConstant(b, loc, 32));
+  group = arith::DivUIOp::create(b, loc, lane, indexConstant(b, loc, 4));
+  inGroup = arith::RemUIOp::create(b, loc, lane, indexConstant(b, loc, 4));
+}
+
+Value mlir::attngpu::fragmentRow(OpBuilder &b, Location loc,
+                                 const ThreadCoords &thread,
+                                 const FragmentShape &shape, int64_t mTile,
+                                 int64_t half) {
+  Value base = arith::MulIOp::create(
+      b, loc, thread.warp, indexConstant(b, loc, shape.rowsPerWarp));
+  Value within = arith::AddIOp::create(
+      b, loc, thread.group, indexConstant(b, loc, mTile * 16 + half * 8));
+  return arith::AddIOp::create(b, loc, base, within);
+}
+
+/// Column of element (row, col) in a row of `chunks` 16-byte chunks of
+/// 8 16-bit elements, XOR-swizzled: chunk c of the rows that share banks is
+/// kept at c ^ phase, phase = (row / rows-per-128-bytes) mod min(8, chunks).
+static Value xorSwizzle(OpBuilder &b, Location loc, int64_t chunks, Value row,
+                        Value col) {
+  if (chunks < 2 || !llvm::isPowerOf2_64(chunks))
+    return col;
+  int64_t rowsPerLine = std::max<int64_t>(1, 8 / chunks);
+  int64_t phases = std::min<int64_t>(8, chunks);
+  Value phase = arith::RemUIOp::create(
+      b, loc,
+      arith::DivUIOp::create(b, loc, row, indexConstant(b, loc, rowsPerLine)),
+      indexConstant(b, loc, phases));
+  Value chunk = arith::DivUIOp::create(b, loc, col, indexConstant(b, loc, 8));
+  Value within = arith::RemUIOp::create(b, loc, col, indexConstant(b, loc, 8));
+  // chunk ^ phase as high | (low ^ phase): a constant column keeps its high
+  // part constant, an immediate offset of the address.
+  Value high = arith::AndIOp::create(b, loc, chunk,
+                                     indexConstant(b, loc, ~(phases - 1)));
+  Value low =
+      arith::AndIOp::create(b, loc, chunk, indexConstant(b, loc, phases - 1));
+  Value swizzled = arith::OrIOp::create(
+      b, loc, high, arith::XOrIOp::create(b, loc, low, phase));
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, swizzled, indexConstant(b, loc, 8)),
+      within);
+}
+
+SmallVector<Value> mlir::attngpu::sharedIndices(OpBuilder &b, Location loc,
+                                                SharedType type, Value stage,
+                                                Value row, Value col) {
+  switch (type.getLayout()) {
+  case SharedLayout::plain:
+    return {stage, row, col};
+  case SharedLayout::xor_rows:
+    // Verified: 16-bit rows of a power-of-two number of 16-byte chunks, or
+    // f32 rows (kept unswizzled, as the f32 reads are not ldmatrix's).
+    if (type.getElementType().isF32())
+      return {stage, row, col};
+    return {stage, row, xorSwizzle(b, loc, type.getShape()[1] / 8, row, col)};
+  case SharedLayout::wgmma_128b: {
+    Value slab = arith::DivUIOp::create(b, loc, col, indexConstant(b, loc, 64));
+    Value within =
+        arith::RemUIOp::create(b, loc, col, indexConstant(b, loc, 64));
+    return {stage, slab, row, xorSwizzle(b, loc, 8, row, within)};
+  }
+  }
+  llvm_unreachable("unknown shared layout");
+}

@@ -1,0 +1,72 @@
+//===- FragmentLayout.h - where a thread's tile elements live ---*- C++ -*-===//
+//
+// The per-thread side of the attngpu layouts: the vector a register tile
+// becomes, which tile element each vector entry is, and how a (row, col) of
+// a shared buffer maps to memref indices (swizzles included). Every pattern
+// of convert-attngpu-to-nvvm reads the layouts through these, so the
+// mapping is written once.
+//
+// mma.sync m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16"), with
+// g = lane / 4 and t = lane % 4: accumulator tile (16x8) entry [h][e] is
+// element (g + 8h, 2t + e); A (16x16) register [r][e] is element
+// (g + 8 (r % 2), 2t + e + 8 (r / 2)); B (16x8) register [r][e] is element
+// (k = 2t + e + 8r, n = g). Warp w of W owns rows [w R / W, (w + 1) R / W)
+// in 16-row tiles (wgmma: 16 rows of its warpgroup's 64, the same pattern).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNGPUTONVVM_FRAGMENTLAYOUT_H
+#define ATTN_LIB_CONVERSION_ATTNGPUTONVVM_FRAGMENTLAYOUT_H
+
+#include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attngpu {
+
+/// The per-thread shape of a register tile.
+struct FragmentShape {
+  int64_t warps = 1;
+  int64_t rowsPerWarp = 0; // rows of the tile each warp holds
+  int64_t mTiles = 0;      // 16-row tiles per warp (A, accumulator, rows)
+  int64_t kSteps = 0;      // k steps (A, B): K / 16, or K / 8 for f32
+  int64_t nTiles = 0;      // 8-column tiles (B, accumulator)
+  static FragmentShape of(TileType type);
+};
+
+/// The vector a register tile converts to: accumulators
+/// vector<(mTiles*nTiles)x2x2xf32> (tile m * nTiles + n), A operands
+/// vector<(mTiles*kSteps)x4x2xT> (m * kSteps + k; 4x1 for f32), B operands
+/// vector<(kSteps*nTiles)x2x2xT> (k * nTiles + n; 2x1 for f32), per-row
+/// values vector<(mTiles*2)xf32> (rows g and g + 8 of each row tile).
+VectorType fragmentVectorType(TileType type);
+
+/// The memref a shared buffer converts to: [stages][rows][cols], or for
+/// wgmma_128b [stages][cols / 64][rows][64] (128-byte slabs).
+MemRefType sharedMemRefType(SharedType type);
+
+/// This thread's coordinates, created at the builder's insertion point.
+struct ThreadCoords {
+  Value threadId, warp, lane, group /* lane / 4 */, inGroup /* lane % 4 */;
+  ThreadCoords(OpBuilder &b, Location loc);
+};
+
+Value indexConstant(OpBuilder &b, Location loc, int64_t value);
+
+/// The tile row held at row half `half` of row tile `mTile` by this thread.
+Value fragmentRow(OpBuilder &b, Location loc, const ThreadCoords &thread,
+                  const FragmentShape &shape, int64_t mTile, int64_t half);
+
+/// Memref indices of element (row, col) of stage `stage` of a shared buffer
+/// (converted memref `type`), with the buffer layout's swizzle.
+SmallVector<Value> sharedIndices(OpBuilder &b, Location loc, SharedType type,
+                                 Value stage, Value row, Value col);
+
+/// Set on attngpu.async_wait by convert-attngpu-to-nvvm before converting:
+/// the cp.async groups its wait_group leaves in flight.
+inline constexpr llvm::StringLiteral kPendingCopyGroupsAttrName =
+    "attngpu.pending_copy_groups";
+
+} // namespace mlir::attngpu
+
+#endif // ATTN_LIB_CONVERSION_ATTNGPUTONVVM_FRAGMENTLAYOUT_H
