@@ -4,9 +4,9 @@
 # variant is "TILE MINBLOCKS KNOBS" ("-" = default): ATTN_GPU_TILE
 # (BM,BN,WARPS), ATTN_GPU_MIN_BLOCKS_PER_SM (CTAs/SM register target) and
 # ATTN_GPU_KNOBS (comma-separated: always-rescale, skip-rescale-all,
-# long-pointers, ldsm-x4, prefetch-k, no-diagonal-passes, diagonal-passes,
-# reverse-q, staged-output, direct-output, no-wgmma, wgmma-scores-only,
-# pair-output-all, scalar-output; the list attn-run accepts, lib/Tools/AttnRunMain.cpp
+# long-pointers, no-diagonal-passes, diagonal-passes, staged-output,
+# direct-output, no-wgmma, wgmma-scores-only, pair-output-all,
+# scalar-output; the list attn-run accepts, lib/Tools/AttnRunMain.cpp
 # readTuningKnobs); see
 # docs/perf-notes.md. MINBLOCKS 0 asks for no CTA target ("-": the
 # measured choice).

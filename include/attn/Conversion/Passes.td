@@ -59,9 +59,6 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "choice measured for the kernel's schedule (every width for the "
            "one-warpgroup wgmma schedule, else 64: on mma.sync "
            "at d 128 the extra live values cost more than the stores save)">,
-    Option<"wideLdmatrix", "wide-ldmatrix", "bool", "false",
-           "Read the B fragments of two column tiles with one ldmatrix x4 "
-           "(experimental: not yet through the GPU matrix)">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "Shared memory a CTA may have on the target chip (default: sm_90, "
            "227 KiB); tiles beyond 48 KiB use dynamic shared memory">,
@@ -72,11 +69,6 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "copies there (fewer live registers); -1: the choice measured "
            "for the kernel's schedule (0 for the causal one-warpgroup wgmma "
            "schedule at head_dim_v 128, else 1)">,
-    Option<"reverseQueryBlocks", "reverse-query-blocks", "bool", "false",
-           "Causal kernels: give the first CTAs the last query blocks (the "
-           "longest, with the most keys) so the grid's tail is short ones "
-           "(reverses the order inside each head's row of the grid only; "
-           "measured 11% slower on the H200, docs/perf-notes.md session 7)">,
     Option<"stagedOutput", "staged-output", "int64_t", "-1",
            "1: store 16-bit output tiles through shared memory (reusing a "
            "staged input tile's buffer once every warp is done with it) as "
@@ -84,10 +76,6 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "time; 0: from registers; -1: the choice measured for the "
            "kernel's schedule (1 for the one-warpgroup wgmma schedule at "
            "head_dim_v 64, else 0)">,
-    Option<"prefetchKeys", "prefetch-keys", "bool", "false",
-           "Copy the next KV step's K tile while P * V runs (issued after "
-           "the barrier that follows S = Q K^T; the first one before the "
-           "loop)">,
     Option<"wgmmaScores", "wgmma-scores", "bool", "false",
            "sm_90a: S = Q K^T as warpgroup wgmma with both operands in "
            "128-byte-swizzled shared memory, where the dot allows it (16-bit, "
