@@ -51,11 +51,10 @@ struct GpuSchedule {
   int64_t rowsPerWarp = 0; // blockM / numWarps: 16 or 32
   int64_t mTiles = 0;      // rowsPerWarp / 16: mma row tiles per warp
   /// The tuning knobs (GpuScheduleKnobs.def); the -1 ones are replaced by
-  /// measuredScheduleKnobs before anything is emitted.
-#define ATTN_GPU_KNOB(TYPE, NAME, DEFAULT) TYPE NAME = DEFAULT;
+  /// measuredScheduleKnobs before anything is emitted. wgmmaScores: S =
+  /// Q K^T on wgmma where the chip and the dot allow it (WgmmaScores.cpp).
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) TYPE NAME = DEFAULT;
 #include "attn/Pipelines/GpuScheduleKnobs.def"
-  /// S = Q K^T on wgmma where the dot allows it (WgmmaScores.cpp).
-  bool wgmmaScores = false;
 };
 
 /// The knobs measured best on the H200 (docs/perf-notes.md, sessions 6
