@@ -3,12 +3,11 @@
 # GPU machine (bf16; d 64/128; causal none/top_left; seq 512/4k/16k). Each
 # variant is "TILE MINBLOCKS KNOBS" ("-" = default): ATTN_GPU_TILE
 # (BM,BN,WARPS), ATTN_GPU_MIN_BLOCKS_PER_SM (CTAs/SM register target) and
-# ATTN_GPU_KNOBS (comma-separated: always-rescale, skip-rescale-all,
-# long-pointers, ldsm-x4, prefetch-k, no-diagonal-passes, diagonal-passes,
-# reverse-q, staged-output, direct-output, no-wgmma, wgmma-scores-only,
-# pair-output-all, scalar-output; the list attn-run accepts, lib/Tools/AttnRunMain.cpp
-# readTuningKnobs); see
-# docs/perf-notes.md. MINBLOCKS 0 asks for no CTA target ("-": the
+# ATTN_GPU_KNOBS (comma-separated NAME=VALUE, NAME a knob of
+# include/attn/Pipelines/GpuScheduleKnobs.def by its convert-attn-to-gpu
+# option spelling or short-shared-pointers; attn-run --help lists them),
+# e.g. "- - wgmma-scores=0" or "- - staged-output=1,paired-output-max-cols=0";
+# see docs/perf-notes.md. MINBLOCKS 0 asks for no CTA target ("-": the
 # measured choice).
 # A measurement, not a test: attn-run's own medians, no peers.
 #   bash bench/variants.sh "- - -" "128,32,4 - -" ...   (bundle in /tmp/b)

@@ -117,27 +117,15 @@ static int64_t maxSharedBytesPerBlock(llvm::StringRef chip) {
   }
 }
 
-// Passes.td declares the knobs as convert-attn-to-gpu's options with their
-// own defaults: they must be GpuScheduleKnobs.def's, or a default GpuTarget
-// would build another kernel than `attn-opt` without options.
-#define ATTN_GPU_KNOB(TYPE, NAME, DEFAULT)                                     \
-  static_assert(TYPE(ConvertAttnToGPUOptions{}.NAME) == TYPE(DEFAULT),         \
-                "Passes.td's default of " #NAME " is not the one in "          \
-                "GpuScheduleKnobs.def");
-#include "attn/Pipelines/GpuScheduleKnobs.def"
-
 void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
                                           const GpuTarget &target) {
   useShortSharedPointers(target.shortSharedPointers);
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
-  ConvertAttnToGPUOptions schedule;
-#define ATTN_GPU_KNOB(TYPE, NAME, DEFAULT) schedule.NAME = target.NAME;
-#include "attn/Pipelines/GpuScheduleKnobs.def"
-  // wgmma exists on sm_90a only (the "a" features).
-  schedule.wgmmaScores = target.wgmmaScores && target.chip == "sm_90a";
-  schedule.maxSharedBytes = maxSharedBytesPerBlock(target.chip);
-  pm.addPass(createConvertAttnToGPU(schedule));
+  ConvertAttnToGPUOptions options;
+  options.chip = target.chip;
+  options.maxSharedBytes = maxSharedBytesPerBlock(target.chip);
+  pm.addPass(createConvertAttnToGPU(options, target));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createAttnUnrollVectorElements());

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <set>
+#include <type_traits>
 
 using namespace attn;
 
@@ -480,6 +481,27 @@ std::string attn::runUsage() {
       "0..i+SKV-SQ; a query that sees no key gives output 0 and LSE -inf.\n"
       "--check prints 'max_abs_err=<x> rel_l2_err=<y> PASS|FAIL'; PASS needs\n"
       "rel_l2_err <= 1e-2 (bf16), 2e-3 (f16), 1e-5 (f32, cpu), 1e-3 (f32, "
-      "gpu).\n";
+      "gpu).\n"
+      "\n"
+      "environment (GPU tuning runs, bench/variants.sh):\n";
+  addLine("ATTN_GPU_TILE=BM,BN,WARPS", "the GPU tile config");
+  addLine("ATTN_GPU_MIN_BLOCKS_PER_SM=N", "ask ptxas for N CTAs per SM");
+  addLine("ATTN_GPU_KNOBS=NAME=VALUE,...",
+          "the GPU schedule's knobs (convert-attn-to-gpu's options of the");
+  addLine("", "same names, which attn-opt --help describes):");
+  auto addKnob = [&](const char *name, const char *values,
+                     const std::string &defaultValue) {
+    addLine(std::string("  ") + name + "=" + values,
+            ("default " + defaultValue).c_str());
+  };
+  auto knobDefault = [](int64_t value) {
+    return value == -1 ? std::string("-1 (the choice measured for the kernel)")
+                       : std::to_string(value);
+  };
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
+  addKnob(SPELLING, std::is_same_v<TYPE, bool> ? "0|1" : "N",                 \
+          knobDefault(int64_t(TYPE(DEFAULT))));
+#include "attn/Pipelines/GpuScheduleKnobs.def"
+  addKnob("short-shared-pointers", "0|1", "1 (nvptx-short-ptr)");
   return usage;
 }

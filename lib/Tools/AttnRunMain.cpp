@@ -129,51 +129,58 @@ template <int Rank> StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
 /// Experiment knobs for tuning runs (bench/variants.sh, docs/perf-notes.md),
 /// from the environment rather than flags: ATTN_GPU_TILE=BM,BN,WARPS
 /// replaces the GPU tile config; ATTN_GPU_MIN_BLOCKS_PER_SM=N asks ptxas for
-/// N CTAs per SM; ATTN_GPU_KNOBS lists schedule switches (kTuningKnobs
-/// below). A malformed value is an error: a tuning run must not silently
-/// measure the default.
+/// N CTAs per SM; ATTN_GPU_KNOBS=NAME=VALUE,... sets the schedule's knobs
+/// (kTuningKnobs below). A malformed value is an error: a tuning run must
+/// not silently measure the default.
 struct TuningKnobs {
   std::optional<TileConfig> tiles;
   GpuTarget target;
 };
 
-/// The schedule switches of ATTN_GPU_KNOBS, each with its name once. Knobs
-/// of one setting (their `setting`) contradict each other: at most one.
+/// A setting of ATTN_GPU_KNOBS: each knob of GpuScheduleKnobs.def under its
+/// option spelling, and the back end's short shared pointers.
 struct TuningKnob {
-  const char *name;
-  const char *setting;
-  void (*apply)(GpuTarget &);
+  llvm::StringRef name;
+  bool GpuTarget::*flag = nullptr;
+  int64_t GpuTarget::*number = nullptr;
 };
-const TuningKnob kTuningKnobs[] = {
-    {"always-rescale", "rescale",
-     [](GpuTarget &t) { t.skipUnmovedRescale = false; }},
-    {"skip-rescale-all", "rescale",
-     [](GpuTarget &t) { t.skipRescaleMinCols = 0; }},
-    {"long-pointers", "pointers",
-     [](GpuTarget &t) { t.shortSharedPointers = false; }},
-    {"ldsm-x4", "ldmatrix", [](GpuTarget &t) { t.wideLdmatrix = true; }},
-    {"prefetch-k", "prefetch", [](GpuTarget &t) { t.prefetchKeys = true; }},
-    {"no-diagonal-passes", "diagonal copies",
-     [](GpuTarget &t) { t.wholePassCopiesOnDiagonal = 0; }},
-    {"diagonal-passes", "diagonal copies",
-     [](GpuTarget &t) { t.wholePassCopiesOnDiagonal = 1; }},
-    {"reverse-q", "grid order",
-     [](GpuTarget &t) { t.reverseQueryBlocks = true; }},
-    {"staged-output", "output path", [](GpuTarget &t) { t.stagedOutput = 1; }},
-    {"direct-output", "output path", [](GpuTarget &t) { t.stagedOutput = 0; }},
-    {"no-wgmma", "wgmma", [](GpuTarget &t) { t.wgmmaScores = false; }},
-    {"wgmma-scores-only", "wgmma",
-     [](GpuTarget &t) {
-       t.wgmmaScores = true;
-       t.wgmmaValues = false;
-     }},
-    {"pair-output-all", "output pairs",
-     [](GpuTarget &t) {
-       t.pairedOutputMaxCols = std::numeric_limits<int64_t>::max();
-     }},
-    {"scalar-output", "output pairs",
-     [](GpuTarget &t) { t.pairedOutputMaxCols = 0; }},
+static TuningKnob tuningKnob(llvm::StringRef name, bool GpuTarget::*flag) {
+  return {name, flag, nullptr};
+}
+static TuningKnob tuningKnob(llvm::StringRef name,
+                             int64_t GpuTarget::*number) {
+  return {name, nullptr, number};
+}
+static const TuningKnob kTuningKnobs[] = {
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
+  tuningKnob(SPELLING, &GpuTarget::NAME),
+#include "attn/Pipelines/GpuScheduleKnobs.def"
+    tuningKnob("short-shared-pointers", &GpuTarget::shortSharedPointers),
 };
+
+static std::string knownTuningKnobs() {
+  std::string names;
+  for (const TuningKnob &knob : kTuningKnobs)
+    names += (names.empty() ? "" : ", ") + knob.name.str();
+  return names;
+}
+
+/// Parses `text` as the knob's value: 0 / 1 (or false / true) for a switch,
+/// an integer otherwise.
+static std::optional<int64_t> parseKnobValue(const TuningKnob &knob,
+                                             llvm::StringRef text) {
+  if (knob.flag) {
+    if (text == "0" || text == "false")
+      return 0;
+    if (text == "1" || text == "true")
+      return 1;
+    return std::nullopt;
+  }
+  int64_t value = 0;
+  if (text.getAsInteger(10, value))
+    return std::nullopt;
+  return value;
+}
 
 static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
   if (const char *tile = std::getenv("ATTN_GPU_TILE")) {
@@ -201,27 +208,37 @@ static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
     knobs.target.minBlocksPerSM = value;
   }
   if (const char *list = std::getenv("ATTN_GPU_KNOBS")) {
-    llvm::SmallVector<llvm::StringRef> names;
-    llvm::StringRef(list).split(names, ',', -1, /*KeepEmpty=*/false);
-    llvm::StringMap<llvm::StringRef> chosen; // setting -> knob
-    for (llvm::StringRef name : names) {
+    llvm::SmallVector<llvm::StringRef> settings;
+    llvm::StringRef(list).split(settings, ',', -1, /*KeepEmpty=*/false);
+    // knob -> (setting, value): one knob set twice must agree.
+    llvm::StringMap<std::pair<llvm::StringRef, int64_t>> chosen;
+    for (llvm::StringRef setting : settings) {
+      auto [name, text] = setting.split('=');
       const TuningKnob *knob = llvm::find_if(
           kTuningKnobs, [&](const TuningKnob &k) { return name == k.name; });
-      if (knob == std::end(kTuningKnobs)) {
-        error = "ATTN_GPU_KNOBS: unknown knob '" + name.str() + "' (known: ";
-        for (const TuningKnob &k : kTuningKnobs)
-          error += std::string(&k == kTuningKnobs ? "" : ", ") + k.name;
-        error += ")";
+      if (knob == std::end(kTuningKnobs) || !setting.contains('=')) {
+        error = "ATTN_GPU_KNOBS: unknown knob '" + setting.str() +
+                "' (expected NAME=VALUE with NAME one of: " +
+                knownTuningKnobs() + ")";
         return false;
       }
-      auto [it, first] = chosen.try_emplace(knob->setting, name);
-      if (!first && it->second != name) {
-        error = "ATTN_GPU_KNOBS: '" + it->second.str() + "' and '" +
-                name.str() + "' both set the " + knob->setting +
-                "; give one";
+      std::optional<int64_t> value = parseKnobValue(*knob, text);
+      if (!value) {
+        error = "ATTN_GPU_KNOBS: '" + setting.str() + "': expected " +
+                (knob->flag ? "0 or 1 (false or true)" : "an integer") +
+                " after '" + name.str() + "='";
         return false;
       }
-      knob->apply(knobs.target);
+      auto [it, first] = chosen.try_emplace(name, setting, *value);
+      if (!first && it->second.second != *value) {
+        error = "ATTN_GPU_KNOBS: '" + it->second.first.str() + "' and '" +
+                setting.str() + "' both set " + name.str() + "; give one";
+        return false;
+      }
+      if (knob->flag)
+        knobs.target.*knob->flag = *value;
+      else
+        knobs.target.*knob->number = *value;
     }
   }
   return true;

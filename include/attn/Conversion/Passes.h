@@ -3,6 +3,8 @@
 #ifndef ATTN_CONVERSION_PASSES_H
 #define ATTN_CONVERSION_PASSES_H
 
+#include "attn/Pipelines/GpuScheduleKnobs.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -11,6 +13,12 @@ namespace mlir::attn {
 
 #define GEN_PASS_DECL
 #include "attn/Conversion/Passes.h.inc"
+
+/// convert-attn-to-gpu with `options` and the schedule's knobs (its other
+/// options, GpuScheduleKnobs.def) set to `knobs`.
+std::unique_ptr<Pass>
+createConvertAttnToGPU(const ConvertAttnToGPUOptions &options,
+                       const GpuScheduleKnobs &knobs);
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Conversion/Passes.h.inc"

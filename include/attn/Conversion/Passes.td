@@ -37,66 +37,20 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     warps), Q/K/V staged in shared memory with boundary checks, Q*K^T and P*V
     as `nvgpu.mma.sync` m16n8k16 fed by `nvgpu.ldmatrix`, the online softmax
     in registers with warp shuffles and `ex2.approx`. With `wgmma-scores`
-    (sm_90a) both products run on warpgroup `wgmma` where the schedule
-    allows it. The kernel's scalar
+    (the default; sm_90a only) both products run on warpgroup `wgmma` where
+    the schedule allows it. The kernel's scalar
     computations are kept as written. Ops on tiles the schedule does not
     cover get a diagnostic.
   }];
+  // The schedule's tuning knobs are options too, declared in C++ from
+  // GpuScheduleKnobs.def (AttnToGPU.cpp), so that they are written once.
   let options = [
-    Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", "-1",
-           "When positive, ask ptxas (nvvm.minctasm) to fit this many CTAs "
-           "per multiprocessor by limiting registers; 0: no target; -1: the "
-           "choice measured for the kernel's schedule (4 for the "
-           "one-warpgroup wgmma schedule)">,
-    Option<"skipUnmovedRescale", "skip-unmoved-rescale", "bool", "true",
-           "Skip the accumulator rescale when no row max of the warp moved">,
-    Option<"skipRescaleMinCols", "skip-rescale-min-cols", "int64_t", "128",
-           "With skip-unmoved-rescale: only for accumulators (head_dim_v) "
-           "at least this wide (the vote costs as much as a narrow rescale)">,
-    Option<"pairedOutputMaxCols", "paired-output-max-cols", "int64_t", "-1",
-           "Store two adjacent output columns per 4-byte store (16-bit "
-           "outputs) when the output tile is at most this wide; -1: the "
-           "choice measured for the kernel's schedule (every width for the "
-           "one-warpgroup wgmma schedule, else 64: on mma.sync "
-           "at d 128 the extra live values cost more than the stores save)">,
-    Option<"wideLdmatrix", "wide-ldmatrix", "bool", "false",
-           "Read the B fragments of two column tiles with one ldmatrix x4 "
-           "(experimental: not yet through the GPU matrix)">,
+    Option<"chip", "chip", "std::string", "\"sm_90a\"",
+           "NVIDIA chip the kernel is for: wgmma-scores applies on sm_90a "
+           "only">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "Shared memory a CTA may have on the target chip (default: sm_90, "
-           "227 KiB); tiles beyond 48 KiB use dynamic shared memory">,
-    Option<"wholePassCopiesOnDiagonal", "whole-pass-copies-on-diagonal",
-           "int64_t", "-1",
-           "1: copy K/V tiles whose rows all exist in unchecked whole passes "
-           "also in the loop that applies the causal mask; 0: checked "
-           "copies there (fewer live registers); -1: the choice measured "
-           "for the kernel's schedule (0 for the causal one-warpgroup wgmma "
-           "schedule at head_dim_v 128, else 1)">,
-    Option<"reverseQueryBlocks", "reverse-query-blocks", "bool", "false",
-           "Causal kernels: give the first CTAs the last query blocks (the "
-           "longest, with the most keys) so the grid's tail is short ones "
-           "(reverses the order inside each head's row of the grid only; "
-           "measured 11% slower on the H200, docs/perf-notes.md session 7)">,
-    Option<"stagedOutput", "staged-output", "int64_t", "-1",
-           "1: store 16-bit output tiles through shared memory (reusing a "
-           "staged input tile's buffer once every warp is done with it) as "
-           "coalesced 16-byte rows, where the tile is 16-byte aligned at run "
-           "time; 0: from registers; -1: the choice measured for the "
-           "kernel's schedule (1 for the one-warpgroup wgmma schedule at "
-           "head_dim_v 64, else 0)">,
-    Option<"prefetchKeys", "prefetch-keys", "bool", "false",
-           "Copy the next KV step's K tile while P * V runs (issued after "
-           "the barrier that follows S = Q K^T; the first one before the "
-           "loop)">,
-    Option<"wgmmaScores", "wgmma-scores", "bool", "false",
-           "sm_90a: S = Q K^T as warpgroup wgmma with both operands in "
-           "128-byte-swizzled shared memory, where the dot allows it (16-bit, "
-           "head dim a multiple of 64, one row tile per warp, warps a "
-           "multiple of 4)">,
-    Option<"wgmmaValues", "wgmma-values", "bool", "true",
-           "With wgmma-scores: P * V on wgmma too (P from registers, V "
-           "N-major in swizzled shared memory), where DV is a multiple of 64 "
-           "up to 256">
+           "227 KiB); tiles beyond 48 KiB use dynamic shared memory">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

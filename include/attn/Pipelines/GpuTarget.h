@@ -8,25 +8,19 @@
 #ifndef ATTN_PIPELINES_GPUTARGET_H
 #define ATTN_PIPELINES_GPUTARGET_H
 
-#include <cstdint>
+#include "attn/Pipelines/GpuScheduleKnobs.h"
+
 #include <string>
 
 namespace mlir::attn {
 
-/// The NVIDIA chip to compile for.
-struct GpuTarget {
+/// The NVIDIA chip to compile for, with the schedule's tuning knobs
+/// (GpuScheduleKnobs, bench/variants.sh) at convert-attn-to-gpu's defaults.
+struct GpuTarget : GpuScheduleKnobs {
   std::string chip = "sm_90a";
   std::string features = "+ptx80";
-  /// The schedule's tuning knobs (bench/variants.sh), with
-  /// convert-attn-to-gpu's defaults.
-#define ATTN_GPU_KNOB(TYPE, NAME, DEFAULT) TYPE NAME = DEFAULT;
-#include "attn/Pipelines/GpuScheduleKnobs.def"
   /// 32-bit shared-memory pointers (nvptx-short-ptr).
   bool shortSharedPointers = true;
-  /// S = Q K^T on wgmma where the schedule allows it (sm_90a only).
-  /// (Default on: measured faster on the H200, docs/perf-notes.md; the
-  /// pass option's default is off.)
-  bool wgmmaScores = true;
 };
 
 } // namespace mlir::attn

@@ -19,7 +19,8 @@
 namespace mlir::attn {
 
 struct ScheduleSetting {
-  /// snake_case, as in #attngpu.schedule (a knob's C++ name converted).
+  /// snake_case, as in #attngpu.schedule (a knob's option spelling with
+  /// `-` as `_`).
   std::string name;
   /// -1 on a knob: the choice measured for the kernel; 0 on a tile size:
   /// the tile configuration's.
@@ -33,8 +34,8 @@ struct ScheduleSetting {
 const std::vector<ScheduleSetting> &scheduleSettings();
 /// The setting called `name`, or null.
 const ScheduleSetting *findScheduleSetting(std::string_view name);
-/// `minBlocksPerSM` -> `min_blocks_per_sm`.
-std::string snakeCaseName(std::string_view camelCase);
+/// `min-blocks-per-sm` -> `min_blocks_per_sm`.
+std::string settingName(std::string_view spelling);
 
 } // namespace mlir::attn
 

@@ -112,6 +112,22 @@ LogicalResult placeSharedTiles(gpu::GPUFuncOp func, ModuleOp module,
 struct ConvertAttnToGPUPass
     : public mlir::attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
   using Base::Base;
+  ConvertAttnToGPUPass(const ConvertAttnToGPUOptions &options,
+                       const GpuScheduleKnobs &knobs)
+      : Base(options) {
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) NAME = knobs.NAME;
+#include "attn/Pipelines/GpuScheduleKnobs.def"
+  }
+  // Options cannot be copied; clonePass copies their values afterwards.
+  ConvertAttnToGPUPass(const ConvertAttnToGPUPass &other) : Base(other) {}
+
+  // The schedule's knobs, spelled and described once (Passes.td has the
+  // pass's other options).
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
+  Option<TYPE> NAME{*this, SPELLING, llvm::cl::desc(HELP),                     \
+                    llvm::cl::init(DEFAULT)};
+#include "attn/Pipelines/GpuScheduleKnobs.def"
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels = collectTileKernels(module);
@@ -154,9 +170,10 @@ struct ConvertAttnToGPUPass
       schedule.numThreads = schedule.numWarps * 32;
       schedule.rowsPerWarp = schedule.blockM / schedule.numWarps;
       schedule.mTiles = schedule.rowsPerWarp / 16;
-#define ATTN_GPU_KNOB(TYPE, NAME, DEFAULT) schedule.NAME = NAME;
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) schedule.NAME = NAME;
 #include "attn/Pipelines/GpuScheduleKnobs.def"
-      schedule.wgmmaScores = wgmmaScores;
+      // wgmma exists on sm_90a only (the "a" features).
+      schedule.wgmmaScores = wgmmaScores && chip == "sm_90a";
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))
         return signalPassFailure();
       kernel.erase();
@@ -169,3 +186,9 @@ struct ConvertAttnToGPUPass
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::attn::createConvertAttnToGPU(const ConvertAttnToGPUOptions &options,
+                                   const GpuScheduleKnobs &knobs) {
+  return std::make_unique<ConvertAttnToGPUPass>(options, knobs);
+}

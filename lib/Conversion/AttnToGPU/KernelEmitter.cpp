@@ -153,16 +153,7 @@ LogicalResult KernelEmitter::cloneScalar(Operation *op) {
 LogicalResult KernelEmitter::emitOp(Operation *op) {
   if (auto pid = dyn_cast<ProgramIdOp>(op)) {
     auto dim = static_cast<gpu::Dimension>(pid.getDim());
-    Value id = gpu::BlockIdOp::create(b, loc, dim);
-    // Longest first: in a causal grid the last query blocks see the most
-    // keys; starting them first leaves short CTAs for the grid's tail.
-    if (schedule.reverseQueryBlocks && dim == gpu::Dimension::x && causal)
-      id = arith::SubIOp::create(
-          b, loc,
-          arith::SubIOp::create(b, loc, gpu::GridDimOp::create(b, loc, dim),
-                                index(1)),
-          id);
-    scalars.map(pid.getResult(), id);
+    scalars.map(pid.getResult(), gpu::BlockIdOp::create(b, loc, dim));
     return success();
   }
   if (auto num = dyn_cast<NumProgramsOp>(op)) {
@@ -289,22 +280,12 @@ LogicalResult KernelEmitter::emitFor(scf::ForOp loop) {
     kinds.push_back(*kind);
   }
   // Copies issued before the loop are waited for here: the loop may run no
-  // iteration, and its body assumes nothing pending -- except the first K
-  // tile copied ahead, issued first so that it overlaps the others.
-  std::optional<KeyPrefetch> outerPrefetch = std::move(keyPrefetch);
-  keyPrefetch = planKeyPrefetch(loop);
-  if (keyPrefetch) {
-    issueFirstKeyCopy(loop, inits);
-    waitForCopiesBefore(keyPrefetch->shared);
-  } else {
-    flushCopies();
-  }
+  // iteration, and its body assumes nothing pending.
+  flushCopies();
   auto newLoop = scf::ForOp::create(
       b, loc, scalars.lookup(loop.getLowerBound()),
       scalars.lookup(loop.getUpperBound()), scalars.lookup(loop.getStep()),
       inits);
-  if (keyPrefetch)
-    keyPrefetch->emitted = newLoop;
   Block *body = newLoop.getBody();
   if (!body->empty())
     body->getTerminator()->erase();
@@ -333,15 +314,7 @@ LogicalResult KernelEmitter::emitFor(scf::ForOp loop) {
   for (Operation &op : loop.getBody()->without_terminator())
     if (failed(emitOp(&op)))
       return failure();
-  if (keyPrefetch) {
-    // The next step's K copy stays in flight across the back edge.
-    if (!keyPrefetch->issued)
-      barrier();
-    assert(keyPrefetch->issued && "the K tile's dot is in the loop body");
-    waitForCopiesBefore(keyPrefetch->shared);
-  } else {
-    flushCopies();
-  }
+  flushCopies();
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   SmallVector<Value> yielded;
   for (auto [i, value] : llvm::enumerate(yield.getOperands())) {
@@ -357,7 +330,6 @@ LogicalResult KernelEmitter::emitFor(scf::ForOp loop) {
   scf::YieldOp::create(b, loc, yielded);
   b.setInsertionPointAfter(newLoop);
   sharedReadSinceBarrier = true;
-  keyPrefetch = std::move(outerPrefetch);
   bindState(loop.getResults(), newLoop.getResults());
   return success();
 }

@@ -51,11 +51,10 @@ struct GpuSchedule {
   int64_t rowsPerWarp = 0; // blockM / numWarps: 16 or 32
   int64_t mTiles = 0;      // rowsPerWarp / 16: mma row tiles per warp
   /// The tuning knobs (GpuScheduleKnobs.def); the -1 ones are replaced by
-  /// measuredScheduleKnobs before anything is emitted.
-#define ATTN_GPU_KNOB(TYPE, NAME, DEFAULT) TYPE NAME = DEFAULT;
+  /// measuredScheduleKnobs before anything is emitted. wgmmaScores: S =
+  /// Q K^T on wgmma where the chip and the dot allow it (WgmmaScores.cpp).
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) TYPE NAME = DEFAULT;
 #include "attn/Pipelines/GpuScheduleKnobs.def"
-  /// S = Q K^T on wgmma where the dot allows it (WgmmaScores.cpp).
-  bool wgmmaScores = false;
 };
 
 /// The knobs measured best on the H200 (docs/perf-notes.md, sessions 6
@@ -200,40 +199,8 @@ private:
   void waitForCopies(Value shared);
   /// Waits for every pending copy.
   void flushCopies();
-  /// Waits for the copies committed before the ones into `shared` (every
-  /// pending one when `shared` has none pending).
-  void waitForCopiesBefore(Value shared);
   void barrier();
 
-  // The next KV step's K tile copied ahead (KeyPrefetch.cpp, pass option
-  // prefetch-keys): the loop's first copy is issued before the loop, each
-  // next one after the barrier that follows S = Q K^T (every warp is then
-  // done with the buffer), so it overlaps P * V and the next step's top.
-  struct KeyPrefetch {
-    TileLoadOp load;    // the K load of the loop body (its only use: a dot)
-    Value shared;       // its buffer
-    scf::ForOp loop;    // the tile program's loop
-    scf::ForOp emitted; // the loop being emitted
-    /// The loop's iteration arguments its address reads.
-    SmallVector<unsigned> iterArgs;
-    bool consumed = false; // the dot reading it has been emitted
-    bool issued = false;   // the next step's copy has been emitted
-  };
-  /// The loop body's K load whose copy can be issued one step ahead: a
-  /// 16-bit B operand of a dot in the same body, copied asynchronously,
-  /// whose address needs only scalars (computable a step early).
-  std::optional<KeyPrefetch> planKeyPrefetch(scf::ForOp loop);
-  /// Emits the copy of the loop's first K tile (guarded by lb < ub).
-  void issueFirstKeyCopy(scf::ForOp loop, ValueRange inits);
-  /// At a barrier after the K tile's reader: emits the next step's copy
-  /// (guarded by iv + step < ub).
-  void issueNextKeyCopyIfDue();
-  /// `value` of the tile program's loop body evaluated with `at` (which
-  /// maps the loop's induction variable and scalar iteration arguments):
-  /// pure scalar ops of the body are cloned, values from outside the loop
-  /// are their emitted counterparts.
-  Value valueInIteration(Value value, scf::ForOp loop, IRMapping &at);
-  std::optional<KeyPrefetch> keyPrefetch;
   llvm::DenseSet<Operation *> wgmmaDots;
   llvm::DenseSet<Operation *> wgmmaValueLoads;
 
@@ -278,10 +245,6 @@ private:
   Value emitWgmmaValues(ArrayRef<Value> pA, Value values, Value acc);
   Value ldmatrixB(const Fragment &shared, bool storedNK, int64_t kStep,
                   int64_t nTile);
-  /// The B fragments of column tiles nTile and nTile + 1: one ldmatrix x4
-  /// with wide-ldmatrix (16-bit tiles), else two ldmatrixB.
-  SmallVector<Value> ldmatrixBPair(const Fragment &shared, bool storedNK,
-                                   int64_t kStep, int64_t nTile);
 
   // Helpers.
   Value index(int64_t v);

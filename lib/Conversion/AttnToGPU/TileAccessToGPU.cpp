@@ -104,7 +104,6 @@ Value KernelEmitter::swizzledColumn(int64_t chunks, Value row, Value col) {
 void KernelEmitter::barrier() {
   gpu::BarrierOp::create(b, loc);
   sharedReadSinceBarrier = false;
-  issueNextKeyCopyIfDue();
 }
 
 void KernelEmitter::waitForCopies(Value shared) {
@@ -118,12 +117,6 @@ void KernelEmitter::waitForCopies(Value shared) {
     fenceForAsyncReads(landed);
   pendingCopies.erase(pendingCopies.begin(), it + 1);
   barrier();
-}
-
-void KernelEmitter::waitForCopiesBefore(Value shared) {
-  auto it = llvm::find(pendingCopies, shared);
-  if (it != pendingCopies.begin())
-    waitForCopies(*std::prev(it));
 }
 
 void KernelEmitter::flushCopies() {
@@ -228,9 +221,7 @@ LogicalResult KernelEmitter::emitTileLoad(TileLoadOp op) {
   Value shared = sharedBufferFor(op, *role);
   int64_t mmaK = element.isF32() ? 8 : 16;
   int64_t bufferCols = sharedColumns(shared);
-  // A K tile copied ahead (KeyPrefetch.cpp) is already on its way.
-  if (!keyPrefetch || keyPrefetch->load != op)
-    fillShared(op, shared);
+  fillShared(op, shared);
   Fragment frag;
   frag.type = type;
   frag.element = element;

@@ -111,59 +111,6 @@ Value KernelEmitter::ldmatrixB(const Fragment &shared, bool storedNK,
                                    /*numTiles=*/2);
 }
 
-SmallVector<Value> KernelEmitter::ldmatrixBPair(const Fragment &shared,
-                                                bool storedNK, int64_t kStep,
-                                                int64_t nTile) {
-  if (!schedule.wideLdmatrix || shared.element.isF32())
-    return {ldmatrixB(shared, storedNK, kStep, nTile),
-            ldmatrixB(shared, storedNK, kStep, nTile + 1)};
-  // One ldmatrix x4 for column tiles nTile and nTile + 1: matrices 0 and 1
-  // are the first tile's B fragment, 2 and 3 the second's.
-  Value row, col;
-  if (storedNK) {
-    // Tile [N][K]: lanes 8q..8q+7 address rows n + 8(q / 2) + 0..7 at
-    // k + 8(q % 2).
-    Value quad = arith::DivUIOp::create(b, loc, lane, index(8));
-    row = arith::AddIOp::create(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc, index(nTile * 8),
-            arith::MulIOp::create(
-                b, loc, arith::DivUIOp::create(b, loc, quad, index(2)),
-                index(8))),
-        arith::RemUIOp::create(b, loc, lane, index(8)));
-    col = arith::AddIOp::create(
-        b, loc, index(kStep * 16),
-        arith::MulIOp::create(
-            b, loc, arith::RemUIOp::create(b, loc, quad, index(2)), index(8)));
-  } else {
-    // Tile [K][N]: lanes 0-15 address rows k..k+15 at column n, lanes 16-31
-    // the same rows at column n + 8.
-    row = arith::AddIOp::create(
-        b, loc, index(kStep * 16),
-        arith::RemUIOp::create(b, loc, lane, index(16)));
-    col = arith::AddIOp::create(
-        b, loc, index(nTile * 8),
-        arith::MulIOp::create(
-            b, loc, arith::DivUIOp::create(b, loc, lane, index(16)), index(8)));
-  }
-  col = swizzledColumn(shared.value, row, col);
-  Value all = nvgpu::LdMatrixOp::create(
-      b, loc, VectorType::get({4, 2}, shared.element), shared.value,
-      ValueRange{row, col}, /*transpose=*/!storedNK, /*numTiles=*/4);
-  SmallVector<Value> fragments;
-  for (int64_t first : {0, 2}) {
-    SmallVector<Value> elems;
-    for (int64_t r : {first, first + 1})
-      for (int64_t e = 0; e < 2; ++e)
-        elems.push_back(
-            vector::ExtractOp::create(b, loc, all, ArrayRef<int64_t>{r, e}));
-    fragments.push_back(vector::FromElementsOp::create(
-        b, loc, VectorType::get({2, 2}, shared.element), elems));
-  }
-  return fragments;
-}
-
 Value KernelEmitter::ex2(Value x) {
   return NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
                                    ValueRange{x}, ValueRange{},
@@ -222,7 +169,6 @@ Value KernelEmitter::emitMmaSyncDot(DotOp op, const Fragment &aFrag,
     waitForCopies(a->value);
   waitForCopies(bFrag->value);
   sharedReadSinceBarrier = true;
-  bool wide = schedule.wideLdmatrix && !bFrag->element.isF32();
   // k-steps outermost: each A fragment and each B fragment is read once,
   // and consecutive mmas are independent (different accumulators).
   for (int64_t kk = 0; kk < kSteps; ++kk) {
@@ -230,18 +176,11 @@ Value KernelEmitter::emitMmaSyncDot(DotOp op, const Fragment &aFrag,
     for (int64_t m = 0; m < mTiles; ++m)
       aK[m] = a->parts.empty() ? aFragment(a->value, m, kk)
                                : a->parts[m * kSteps + kk];
-    // B fragments one column tile at a time, or two per ldmatrix x4 with
-    // wide-ldmatrix.
-    int64_t width = wide ? 2 : 1;
-    for (int64_t j = 0; j < nTiles; j += width) {
-      SmallVector<Value> bK =
-          width == 2 && j + 1 < nTiles
-              ? ldmatrixBPair(*bFrag, op.getTransposeB(), kk, j)
-              : SmallVector<Value>{
-                    ldmatrixB(*bFrag, op.getTransposeB(), kk, j)};
-      for (auto [q, bq] : llvm::enumerate(bK))
-        for (int64_t m = 0; m < mTiles; ++m)
-          c[m * nTiles + j + q] = mma(aK[m], bq, c[m * nTiles + j + q]);
+    // B fragments one column tile at a time.
+    for (int64_t j = 0; j < nTiles; ++j) {
+      Value bj = ldmatrixB(*bFrag, op.getTransposeB(), kk, j);
+      for (int64_t m = 0; m < mTiles; ++m)
+        c[m * nTiles + j] = mma(aK[m], bj, c[m * nTiles + j]);
     }
   }
   for (int64_t m = 0; m < mTiles; ++m)
@@ -284,9 +223,6 @@ LogicalResult KernelEmitter::emitDot(DotOp op) {
   }
   acc = dotOnWgmma(op) ? emitWgmmaDot(op, *a, *bFrag, acc)
                       : emitMmaSyncDot(op, *a, *bFrag, acc);
-  // The K tile copied ahead may be overwritten after the next barrier.
-  if (keyPrefetch && bFrag->value == keyPrefetch->shared)
-    keyPrefetch->consumed = true;
   Fragment out;
   out.kind = FragmentKind::Accumulator;
   out.type = result;
@@ -601,26 +537,17 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
   if (valuesOnWgmma(op)) {
     acc = emitWgmmaValues(pA, v->value, acc);
   } else {
-    bool wide = schedule.wideLdmatrix && !valueElement.isF32();
-    for (int64_t n = 0; n < accTiles; n += wide ? 2 : 1) {
-      int64_t width = wide && n + 1 < accTiles ? 2 : 1;
-      SmallVector<Value> c(mTiles * width);
+    for (int64_t n = 0; n < accTiles; ++n) {
+      SmallVector<Value> c(mTiles);
       for (int64_t mi = 0; mi < mTiles; ++mi)
-        for (int64_t q = 0; q < width; ++q)
-          c[mi * width + q] = extract(b, loc, acc, {mi * accTiles + n + q});
+        c[mi] = extract(b, loc, acc, {mi * accTiles + n});
       for (int64_t kk = 0; kk < kSteps; ++kk) {
-        SmallVector<Value> bK =
-            width == 2
-                ? ldmatrixBPair(*v, /*storedNK=*/false, kk, n)
-                : SmallVector<Value>{ldmatrixB(*v, /*storedNK=*/false, kk, n)};
-        for (int64_t q = 0; q < width; ++q)
-          for (int64_t mi = 0; mi < mTiles; ++mi)
-            c[mi * width + q] =
-                mma(pA[mi * kSteps + kk], bK[q], c[mi * width + q]);
+        Value bK = ldmatrixB(*v, /*storedNK=*/false, kk, n);
+        for (int64_t mi = 0; mi < mTiles; ++mi)
+          c[mi] = mma(pA[mi * kSteps + kk], bK, c[mi]);
       }
       for (int64_t mi = 0; mi < mTiles; ++mi)
-        for (int64_t q = 0; q < width; ++q)
-          acc = insert(b, loc, c[mi * width + q], acc, {mi * accTiles + n + q});
+        acc = insert(b, loc, c[mi], acc, {mi * accTiles + n});
     }
   }
 

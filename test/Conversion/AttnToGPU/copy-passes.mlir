@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64}, func.func(attn-lower-block-pointers), convert-attn-to-gpu, canonicalize, cse)' | FileCheck %s
+// RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=false}, canonicalize, cse)' | FileCheck %s
 
 // K's tile (64 rows of 8 16-byte chunks, 128 threads: 16 rows per pass):
 // when every row of the tile exists, each pass of the CTA copies 16 rows

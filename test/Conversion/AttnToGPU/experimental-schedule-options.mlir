@@ -1,6 +1,5 @@
 // RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true}, canonicalize, cse)' | FileCheck %s --check-prefix=DEFAULT
 // RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true whole-pass-copies-on-diagonal=0}, canonicalize, cse)' | FileCheck %s --check-prefix=NODIAG
-// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true reverse-query-blocks=true}, canonicalize, cse)' | FileCheck %s --check-prefix=REVERSE
 // RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true staged-output=1}, canonicalize, cse)' | FileCheck %s --check-prefix=STAGED
 
 // A causal program has two KV loops: the blocks below the diagonal, then
@@ -15,7 +14,6 @@
 // DEFAULT: memref.reinterpret_cast %arg1
 // DEFAULT: memref.reinterpret_cast %arg2
 // DEFAULT: gpu.return
-// DEFAULT-NOT: gpu.grid_dim x
 // NODIAG-LABEL: gpu.func @causal
 // NODIAG: scf.for
 // NODIAG: memref.reinterpret_cast %arg1
@@ -24,12 +22,6 @@
 // NODIAG: scf.for
 // NODIAG-NOT: memref.reinterpret_cast
 // NODIAG: gpu.return
-// reverse-query-blocks: query block = grid_dim.x - 1 - block_id.x.
-// REVERSE-LABEL: gpu.func @causal
-// REVERSE-DAG: %[[BX:.+]] = gpu.block_id x
-// REVERSE-DAG: %[[GX:.+]] = gpu.grid_dim x
-// REVERSE: %[[LAST:.+]] = arith.subi %[[GX]], %c1 : index
-// REVERSE: arith.subi %[[LAST]], %[[BX]] : index
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t) {
   attn.flash_attention %q, %k, %v -> %o causal = top_left : !t, !t, !t -> !t
@@ -38,10 +30,6 @@ func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t) {
 
 // -----
 
-// Non-causal kernels keep their order (all their CTAs do the same work).
-// REVERSE-LABEL: gpu.func @full
-// REVERSE-NOT: gpu.grid_dim x
-// REVERSE: gpu.return
 // staged-output=1 (the measured choice at head dims 64, so also the
 // default here): once every warp is past the loop (barrier), each thread's
 // column pairs go to Q's buffer viewed as 64 x 64 (swizzled), then whole

@@ -6,7 +6,7 @@
 // RUN: not attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{staged-output=2})' 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: convert-attn-to-gpu: staged-output must be -1 (the measured choice), 0 or 1; got 2
 // The mma.sync schedule keeps the earlier defaults.
-// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu)' | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=false})' | FileCheck %s --check-prefix=MMA
 
 // min-blocks-per-sm, paired-output-max-cols, whole-pass-copies-on-diagonal
 // and staged-output left at -1 take the choice measured for the kernel's

@@ -1,5 +1,5 @@
-// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=32 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu)' | FileCheck %s
-// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=32 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{paired-output-max-cols=128})' | FileCheck %s --check-prefix=ALL
+// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=32 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=false})' | FileCheck %s
+// RUN: attn-opt %s -split-input-file --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=32 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=false paired-output-max-cols=128})' | FileCheck %s --check-prefix=ALL
 
 // 16-bit output with contiguous, unchecked columns: each thread's two
 // adjacent columns go out as one 4-byte store (64 x 64 tile, 4 warps: 16

@@ -1,6 +1,5 @@
 // RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=32 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu)' | FileCheck %s
 // RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=32 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{skip-unmoved-rescale=false})' | FileCheck %s --check-prefix=ALWAYS
-// RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=32 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wide-ldmatrix=true})' | FileCheck %s --check-prefix=WIDE
 
 // 128 query rows on 4 warps (attn.num_warps): each warp owns 32 rows, two
 // mma row tiles. Q stays in shared memory and is read per dot (two ldmatrix
@@ -25,15 +24,6 @@
 // The accumulator rescale is skipped by a warp in which no row max moved.
 // CHECK: nvvm.vote.sync any
 // ALWAYS-NOT: nvvm.vote.sync
-
-// wide-ldmatrix (experimental): K and V fragments of two column tiles per
-// ldmatrix x4, each feeding two mmas per row tile.
-// WIDE: workgroup(%[[QS:.+]] : memref<128x128xbf16, {{.+}}>, %[[KS:.+]] : memref<32x128xbf16, {{.+}}>, %[[VS:.+]] : memref<32x128xbf16, {{.+}}>)
-// WIDE-NOT: numTiles = 2
-// WIDE: nvgpu.ldmatrix %[[KS]]{{.*}}numTiles = 4 : i32, transpose = false
-// WIDE-COUNT-4: nvvm.mma.sync
-// WIDE: nvgpu.ldmatrix %[[VS]]{{.*}}numTiles = 4 : i32, transpose = true
-// WIDE-NOT: numTiles = 2
 
 !t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 func.func @attention(%q: !t, %k: !t, %v: !t, %o: !t, %s: f32) {

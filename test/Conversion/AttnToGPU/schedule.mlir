@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64}, func.func(attn-lower-block-pointers), convert-attn-to-gpu)' | FileCheck %s
+// RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=64 block-n=64}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=false})' | FileCheck %s
 
 // The attention tile program becomes one gpu.func: 4 warps (64 query rows),
 // Q, K and V staged in shared memory (16-byte chunks XOR-swizzled by row, so

@@ -4,8 +4,11 @@
 // Two row tiles per warp (4 warps for 128 rows): not a wgmma schedule, the
 // dot stays on mma.sync.
 // RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=64 num-warps=4}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=true})' | FileCheck %s --check-prefix=MMA
-// Off by default.
-// RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=64 num-warps=8}, func.func(attn-lower-block-pointers), convert-attn-to-gpu)' | FileCheck %s --check-prefix=MMA
+// On by default, on sm_90a only: sm_80 or wgmma-scores=false keep the dot
+// on mma.sync.
+// RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=64 num-warps=8}, func.func(attn-lower-block-pointers), convert-attn-to-gpu)' | FileCheck %s
+// RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=64 num-warps=8}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{chip=sm_80})' | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s --pass-pipeline='builtin.module(attn-to-tile-program{block-m=128 block-n=64 num-warps=8}, func.func(attn-lower-block-pointers), convert-attn-to-gpu{wgmma-scores=false})' | FileCheck %s --check-prefix=MMA
 
 // wgmma-scores: Q, K and V are kept as column blocks of 64 (rows 128
 // bytes apart, 128-byte swizzle) at 1024-byte aligned offsets of dynamic

@@ -142,7 +142,7 @@ func.func private @f(!attngpu.shared<64x64xf16, swizzled>)
 
 // -----
 
-// expected-error @+1 {{unknown schedule setting 'blockm'; known: block_m block_n warps stages min_blocks_per_sm}}
+// expected-error @+1 {{unknown schedule setting 'blockm'; known: block_m block_n warps stages min_blocks_per_sm skip_unmoved_rescale skip_rescale_min_cols paired_output_max_cols whole_pass_copies_on_diagonal staged_output wgmma_scores wgmma_values}}
 func.func private @f() attributes {s = #attngpu.schedule<blockm = 64>}
 
 // -----

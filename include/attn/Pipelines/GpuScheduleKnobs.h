@@ -1,0 +1,23 @@
+//===- GpuScheduleKnobs.h - the GPU schedule's tuning knobs -----*- C++ -*-===//
+//
+// A plain struct (no MLIR headers) with one field per knob of
+// GpuScheduleKnobs.def, at its default: what convert-attn-to-gpu does
+// without options.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PIPELINES_GPUSCHEDULEKNOBS_H
+#define ATTN_PIPELINES_GPUSCHEDULEKNOBS_H
+
+#include <cstdint>
+
+namespace mlir::attn {
+
+struct GpuScheduleKnobs {
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) TYPE NAME = DEFAULT;
+#include "attn/Pipelines/GpuScheduleKnobs.def"
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_PIPELINES_GPUSCHEDULEKNOBS_H
