@@ -84,6 +84,48 @@ struct ConvertAttnGPUToNVVMPass
                     builder.getI64IntegerAttr(pendingCopyGroups(wait)));
     });
 
+    // Fragment layouts index warps over the whole CTA: a tile laid out for
+    // other warps than the kernel has would be read and written by the
+    // wrong threads.
+    WalkResult warps = module.walk([&](gpu::GPUFuncOp func) {
+      std::optional<ArrayRef<int32_t>> block = func.getKnownBlockSize();
+      if (!block)
+        return WalkResult::advance();
+      int64_t kernelWarps = int64_t((*block)[0]) * (*block)[1] * (*block)[2] / 32;
+      WalkResult result = func.walk([&](Operation *op) {
+        if (op->getParentOfType<WarpPartitionOp>())
+          return WalkResult::advance();
+        for (Type type : llvm::concat<const Type>(op->getOperandTypes(),
+                                                  op->getResultTypes()))
+          if (auto tile = dyn_cast<TileType>(type))
+            if (tile.getMmaLayout().getWarps() != kernelWarps) {
+              op->emitOpError()
+                  << "has a tile laid out for " << tile.getMmaLayout().getWarps()
+                  << " warps in a kernel of " << kernelWarps;
+              return WalkResult::interrupt();
+            }
+        return WalkResult::advance();
+      });
+      return result;
+    });
+    if (warps.wasInterrupted())
+      return signalPassFailure();
+    // Shared bytes for the launch where attngpu-allocate-shared did not
+    // record them (offsets set by hand).
+    module.walk([&](gpu::GPUFuncOp func) {
+      if (func->hasAttr(kSharedBytesAttrName))
+        return;
+      int64_t bytes = 0;
+      func.walk([&](AllocSharedOp alloc) {
+        if (std::optional<int64_t> offset = alloc.getOffset())
+          bytes = std::max(bytes, *offset + alloc.getBuffer()
+                                                .getType()
+                                                .getSizeInBytes());
+      });
+      if (bytes > 0)
+        func->setAttr(kSharedBytesAttrName, builder.getI64IntegerAttr(bytes));
+    });
+
     AttnGPUTypeConverter converter(context);
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, gpu::GPUDialect,

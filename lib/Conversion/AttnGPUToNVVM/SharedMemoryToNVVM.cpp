@@ -72,8 +72,11 @@ struct AllocSharedLowering : public OpConversionPattern<AllocSharedOp> {
 static FailureOr<int64_t> blockThreads(Operation *op) {
   auto func = op->getParentOfType<gpu::GPUFuncOp>();
   if (func)
-    if (std::optional<ArrayRef<int32_t>> size = func.getKnownBlockSize())
-      return int64_t((*size)[0]) * (*size)[1] * (*size)[2];
+    if (std::optional<ArrayRef<int32_t>> size = func.getKnownBlockSize()) {
+      if ((*size)[1] != 1 || (*size)[2] != 1)
+        return op->emitOpError() << "needs a 1-D block (threads along x)";
+      return int64_t((*size)[0]);
+    }
   return op->emitOpError() << "needs its gpu.func's known_block_size to "
                               "share the work among the threads";
 }
@@ -95,7 +98,12 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
     int64_t rows = type.getShape()[0], cols = type.getShape()[1];
     int64_t rowBytes = cols * elementBytes;
-    int64_t chunkBytes = rowBytes % 16 == 0 ? 16 : rowBytes % 8 == 0 ? 8 : 4;
+    // cp.async copies 4, 8 or 16 bytes; rows of another width go element
+    // by element.
+    int64_t chunkBytes = rowBytes % 16 == 0  ? 16
+                         : rowBytes % 8 == 0 ? 8
+                         : rowBytes % 4 == 0 ? 4
+                                             : elementBytes;
     int64_t chunkElements = chunkBytes / elementBytes;
     int64_t chunksPerRow = cols / chunkElements;
     int64_t total = rows * chunksPerRow;
@@ -109,10 +117,13 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     // zero-fill.
     SmallVector<int64_t> strides;
     int64_t unusedOffset;
+    // (nvgpu.device_async_copy wants the source's innermost dim, unit
+    // stride, to be the one copied along.)
     bool contiguousRows =
         succeeded(source.getStridesAndOffset(strides, unusedOffset)) &&
-        strides[dims[1]] == 1;
-    bool byChunks = contiguousRows && padding == Padding::zero;
+        dims[1] == source.getRank() - 1 && strides[dims[1]] == 1;
+    bool byChunks =
+        contiguousRows && padding == Padding::zero && chunkBytes >= 4;
 
     Value src = adaptor.getSource(), dst = adaptor.getBuffer();
     Value stage = adaptor.getStage();

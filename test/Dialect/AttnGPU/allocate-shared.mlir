@@ -3,22 +3,75 @@
 // Buffers live together get disjoint bytes; a buffer allocated after
 // another's last use reuses its bytes (largest first, lowest offset).
 
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
 !acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
 !a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
 // CHECK-LABEL: func.func @reuse_after_last_use
 // CHECK-SAME: attngpu.shared_bytes = 16384
-func.func @reuse_after_last_use(%o: !acc) {
+func.func @reuse_after_last_use(%src: !g, %o: !acc) {
   %c0 = arith.constant 0 : index
   // CHECK: attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16>
   %q = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
   // CHECK: attngpu.alloc_shared offset = 8192 : !attngpu.shared<64x64xf16>
   %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  %tq = attngpu.async_copy %src[%c0, %c0] dims = [0, 1] into %q[%c0] : !g, !attngpu.shared<64x64xf16>
+  %tk = attngpu.async_copy %src[%c0, %c0] dims = [0, 1] into %k[%c0] : !g, !attngpu.shared<64x64xf16>
+  attngpu.async_wait %tq, %tk
   %qa = attngpu.local_load %q[%c0] : !attngpu.shared<64x64xf16> -> !a
   %ka = attngpu.local_load %k[%c0] : !attngpu.shared<64x64xf16> -> !a
   // Q and K are dead here: the staging buffer takes the lowest offset.
   // CHECK: attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16>
   %stage = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
   attngpu.local_store %o, %stage[%c0] : !acc, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+// A buffer's life starts at its first use, not where it is allocated:
+// allocations hoisted to the top still share bytes.
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+// CHECK-LABEL: func.func @hoisted
+// CHECK-SAME: attngpu.shared_bytes = 8192
+func.func @hoisted(%o: !acc) -> !a {
+  %c0 = arith.constant 0 : index
+  %first = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  %second = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  attngpu.local_store %o, %first[%c0] : !acc, !attngpu.shared<64x64xf16>
+  %x = attngpu.local_load %first[%c0] : !attngpu.shared<64x64xf16> -> !a
+  attngpu.local_store %o, %second[%c0] : !acc, !attngpu.shared<64x64xf16>
+  return %x : !a
+}
+
+// -----
+
+// A copy never waited keeps its buffer to the end: the later buffer must
+// not land on bytes the copy may still write.
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+// CHECK-LABEL: func.func @never_waited
+func.func @never_waited(%src: !g, %o: !acc) {
+  %c0 = arith.constant 0 : index
+  // CHECK: attngpu.alloc_shared offset = 0
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  %t = attngpu.async_copy %src[%c0, %c0] dims = [0, 1] into %k[%c0] : !g, !attngpu.shared<64x64xf16>
+  // CHECK: attngpu.alloc_shared offset = 8192
+  %stage = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  attngpu.local_store %o, %stage[%c0] : !acc, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @preset_overlap(%o: !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>) {
+  %c0 = arith.constant 0 : index
+  %a = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{offset 4096 overlaps the live buffer at 0 (8192 bytes)}}
+  %b = attngpu.alloc_shared offset = 4096 : !attngpu.shared<64x64xf16>
+  attngpu.local_store %o, %a[%c0] : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>, !attngpu.shared<64x64xf16>
+  attngpu.local_store %o, %b[%c0] : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>, !attngpu.shared<64x64xf16>
+  attngpu.local_store %o, %a[%c0] : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>, !attngpu.shared<64x64xf16>
   return
 }
 

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --attngpu-insert-barriers --verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attngpu-allocate-shared --attngpu-insert-barriers --verify-diagnostics | FileCheck %s
 
 !g = memref<?x64xf16, strided<[64, 1], offset: ?>>
 !s = !attngpu.shared<64x64xf16, xor_rows>
@@ -294,4 +294,150 @@ func.func @barrier_before_second_wait(%src: !g) -> (!a, !b) {
   attngpu.async_wait %tk
   %kb = attngpu.local_load %k[%c0] transpose : !s -> !b
   return %qa, %kb : !a, !b
+}
+
+// -----
+
+// A barrier does not end a wgmma's reads: the store after the wait needs
+// its own barrier (other warpgroups may still read B until their wait).
+!w = !attngpu.shared<64x64xf16, wgmma_128b>
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+// CHECK-LABEL: func.func @inflight_read_survives_barrier
+// CHECK: attngpu.wgmma_wait
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.local_store
+func.func @inflight_read_survives_barrier() {
+  %c0 = arith.constant 0 : index
+  %a = attngpu.alloc_shared : !w
+  %b = attngpu.alloc_shared : !w
+  %zero = attngpu.splat 0.0 : !acc
+  %s = attngpu.wgmma %a[%c0], %b[%c0], %zero transpose_b : !w, !w -> !acc
+  attngpu.barrier
+  %r = attngpu.wgmma_wait %s pending = 0 : !acc
+  attngpu.local_store %r, %b[%c0] : !acc, !w
+  return
+}
+
+// -----
+
+// A fence covers only writes that have landed: K2's copy, in flight at the
+// first fence, needs a fence of its own before the wgmma that reads it.
+!g = memref<?x64xf16>
+!w = !attngpu.shared<64x64xf16, wgmma_128b>
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+// CHECK-LABEL: func.func @fence_after_copy_lands
+// CHECK: attngpu.wgmma_wait
+// CHECK-NEXT: attngpu.async_wait
+// CHECK-NEXT: attngpu.fence_async_shared
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.wgmma
+func.func @fence_after_copy_lands(%g: !g, %x: !acc) {
+  %c0 = arith.constant 0 : index
+  %q = attngpu.alloc_shared : !w
+  %k1 = attngpu.alloc_shared : !w
+  %k2 = attngpu.alloc_shared : !w
+  %t1 = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %k1[%c0] : !g, !w
+  attngpu.async_wait %t1
+  attngpu.local_store %x, %q[%c0] : !acc, !w
+  %t2 = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %k2[%c0] : !g, !w
+  %z = attngpu.splat 0.0 : !acc
+  %s1 = attngpu.wgmma %q[%c0], %k1[%c0], %z transpose_b : !w, !w -> !acc
+  %r1 = attngpu.wgmma_wait %s1 pending = 0 : !acc
+  attngpu.async_wait %t2
+  %s2 = attngpu.wgmma %q[%c0], %k2[%c0], %z transpose_b : !w, !w -> !acc
+  %r2 = attngpu.wgmma_wait %s2 pending = 0 : !acc
+  return
+}
+
+// -----
+
+// A wait on the loop's token is for the previous iteration's copy, not for
+// the one this iteration issued before it: stage 1 still needs its wait
+// and barrier.
+!g = memref<?x64xf16>
+!s = !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+// CHECK-LABEL: func.func @loop_token_is_last_iterations
+// CHECK: attngpu.local_load %{{.+}}[%c0]
+// CHECK-NEXT: attngpu.async_wait
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.local_load %{{.+}}[%c1]
+func.func @loop_token_is_last_iterations(%g: !g, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = attngpu.alloc_shared : !s
+  %t0 = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : !g, !s
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%t = %t0) -> (!attngpu.token) {
+    %tn = attngpu.async_copy %g[%i, %c0] dims = [0, 1] into %b[%c1] : !g, !s
+    attngpu.async_wait %t
+    %x = attngpu.local_load %b[%c0] : !s -> !a
+    attngpu.async_wait %tn
+    %y = attngpu.local_load %b[%c1] : !s -> !a
+    scf.yield %tn : !attngpu.token
+  }
+  attngpu.async_wait %r
+  return
+}
+
+// -----
+
+// What partitions access is pending after them.
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+// CHECK-LABEL: func.func @after_partition
+// CHECK: attngpu.warp_partition
+// CHECK: } (warps = 4, registers = 232) {
+// CHECK-NEXT: }
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.local_load
+func.func @after_partition(%x: !acc) {
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !s
+  attngpu.warp_partition (warps = 4, registers = 40) {
+    attngpu.local_store %x, %b[%c0] : !acc, !s
+  } (warps = 4, registers = 232) {
+  }
+  %l = attngpu.local_load %b[%c0] : !s -> !a
+  return
+}
+
+// -----
+
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+func.func @copy_across_partition(%g: memref<?x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !s
+  %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<?x64xf16>, !s
+  attngpu.warp_partition (warps = 4, registers = 40) {
+  }
+  // expected-error @+1 {{reads a shared buffer that an attngpu.async_copy writes and whose token is not waited}}
+  %l = attngpu.local_load %b[%c0] : !s -> !a
+  attngpu.async_wait %t
+  return
+}
+
+// -----
+
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @write_over_copy_in_flight(%g: memref<?x64xf16>, %x: !acc) {
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !s
+  %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<?x64xf16>, !s
+  // expected-error @+1 {{writes shared memory that an attngpu.async_copy still in flight writes; wait for it first (attngpu.async_wait)}}
+  attngpu.local_store %x, %b[%c0] : !acc, !s
+  attngpu.async_wait %t
+  return
+}
+
+// -----
+
+func.func @never_waited(%g: memref<?x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{is never waited (attngpu.async_wait) before the kernel ends}}
+  %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+  return
 }

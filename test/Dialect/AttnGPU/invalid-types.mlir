@@ -154,3 +154,8 @@ func.func private @f() attributes {s = #attngpu.schedule<staged_output = -2>}
 
 // expected-error @+1 {{schedule setting 'stages' must be from 1 to 8, got 0}}
 func.func private @f() attributes {s = #attngpu.schedule<stages = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule setting 'warps' given twice}}
+func.func private @f() attributes {s = #attngpu.schedule<warps = 4, warps = 8>}

@@ -493,3 +493,91 @@ func.func @f(%v: !acc, %g: !g, %i: index) {
   attngpu.store %v, %g[%i] dims = [0, 1] : !acc, !g
   return
 }
+
+// -----
+
+func.func @f(%i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<128x64xf16>
+  // expected-error @+1 {{reads A operands row-major only: transpose applies to B operands}}
+  %a = attngpu.local_load %k[%i] transpose : !attngpu.shared<128x64xf16> -> !attngpu.tile<64x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+func.func @f(%s: !a, %n: index) {
+  // expected-error @+1 {{scores must be an accumulator tile (#attngpu.mma<..., acc, ...>), got #attngpu.mma<mma_sync, a, warps = 4>}}
+  %r = attngpu.mask_kv_bound %s, kv_start = %n, kv_len = %n : !a
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+func.func @f(%s: !a, %n: index) {
+  // expected-error @+1 {{scores must be an accumulator tile}}
+  %r = attngpu.mask_causal %s, q_start = %n, kv_start = %n, diagonal = %n : !a
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!rows = !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<wgmma, acc, warps = 4>>>
+func.func @f(%s: !acc, %m: !rows, %scale: f32) {
+  // expected-error @+1 {{max must have layout #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>, got #attngpu.rows<#attngpu.mma<wgmma, acc, warps = 4>>}}
+  %p, %m1, %l1, %alpha = attngpu.softmax_step %s, scale = %scale, state = (%m, %m) : !acc, !rows
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!rows = !attngpu.tile<128xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
+func.func @f(%s: !acc, %m: !rows) {
+  // expected-error @+1 {{factors has 128 rows, the accumulator 64}}
+  %r = attngpu.scale_rows %s, %m : !acc, !rows
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!p = !attngpu.tile<64x64xf16, #attngpu.mma<wgmma, a, warps = 4>>
+func.func @f(%s: !acc) {
+  // expected-error @+1 {{source must be an mma_sync accumulator, got #attngpu.mma<wgmma, acc, warps = 4>}}
+  %r = attngpu.convert_layout %s : !acc -> !p
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!p = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+func.func @f(%s: !acc) {
+  // expected-error @+1 {{result must be an A operand for the same 4 warps, got #attngpu.mma<mma_sync, b, warps = 4>}}
+  %r = attngpu.convert_layout %s : !acc -> !p
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!p = !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+func.func @f(%s: !acc) {
+  // expected-error @+1 {{shape changes from 64x64 to 64x32}}
+  %r = attngpu.convert_layout %s : !acc -> !p
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!rows = !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
+func.func @f(%a: !a, %m: !rows) {
+  // expected-error @+1 {{acc must be an accumulator tile}}
+  %o, %lse = attngpu.finalize %a, %m, %m : !a, !rows
+  return
+}

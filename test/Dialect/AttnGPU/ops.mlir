@@ -107,3 +107,29 @@ func.func @wgmma_register_a(%p: !p, %acc: !acc) -> !acc {
   %r = attngpu.wgmma_wait %d1 pending = 0 : !acc
   return %r : !acc
 }
+
+// -----
+
+// The softmax family on mma.sync fragments: one FlashAttention-2 step.
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!rows = !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
+!p = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!v = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+// CHECK-LABEL: func.func @softmax_step
+func.func @softmax_step(%s: !acc, %v: !v, %m: !rows, %l: !rows, %o: !acc,
+                        %scale: f32, %n0: index, %len: index, %m0: index) -> (!acc, !rows) {
+  // CHECK: attngpu.mask_kv_bound %{{.+}}, kv_start = %{{.+}}, kv_len = %{{.+}} : !attngpu.tile<64x64xf32
+  %s1 = attngpu.mask_kv_bound %s, kv_start = %n0, kv_len = %len : !acc
+  // CHECK: attngpu.mask_causal %{{.+}}, q_start = %{{.+}}, kv_start = %{{.+}}, diagonal = %{{.+}} : !attngpu.tile<64x64xf32
+  %s2 = attngpu.mask_causal %s1, q_start = %m0, kv_start = %n0, diagonal = %n0 : !acc
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} = attngpu.softmax_step %{{.+}}, scale = %{{.+}}, state = (%{{.+}}, %{{.+}}) : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>, !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
+  %p, %m1, %l1, %alpha = attngpu.softmax_step %s2, scale = %scale, state = (%m, %l) : !acc, !rows
+  // CHECK: attngpu.scale_rows
+  %o1 = attngpu.scale_rows %o, %alpha : !acc, !rows
+  // CHECK: attngpu.convert_layout %{{.+}} : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>> -> !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+  %pa = attngpu.convert_layout %p : !acc -> !p
+  %o2 = attngpu.mma %pa, %v, %o1 : !p, !v -> !acc
+  // CHECK: = attngpu.finalize
+  %out, %lse = attngpu.finalize %o2, %m1, %l1 : !acc, !rows
+  return %out, %lse : !acc, !rows
+}

@@ -319,8 +319,6 @@ std::optional<int64_t> ScheduleAttr::defaultOf(StringRef name) {
 int64_t ScheduleAttr::getInt(StringRef name) const {
   if (auto value = getSettings().getAs<IntegerAttr>(name))
     return value.getInt();
-  if (auto value = getSettings().getAs<BoolAttr>(name))
-    return value.getValue();
   return defaultOf(name).value_or(0);
 }
 
@@ -334,9 +332,15 @@ Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
     do {
       StringRef name;
       int64_t value;
+      SMLoc nameLoc = parser.getCurrentLocation();
       if (parser.parseKeyword(&name) || parser.parseEqual() ||
           parser.parseInteger(value))
         return {};
+      if (settings.get(name)) {
+        parser.emitError(nameLoc) << "schedule setting '" << name
+                                  << "' given twice";
+        return {};
+      }
       settings.append(name, parser.getBuilder().getI64IntegerAttr(value));
     } while (succeeded(parser.parseOptionalComma()));
     if (parser.parseGreater())

@@ -132,6 +132,9 @@ LogicalResult LocalLoadOp::verify() {
     return emitOpError() << "result element type " << tile.getElementType()
                          << " does not match the buffer's "
                          << buffer.getElementType();
+  if (getTranspose() && layout.getRole() == MmaRole::a)
+    return emitOpError() << "reads A operands row-major only: transpose "
+                            "applies to B operands";
   SmallVector<int64_t> held(buffer.getShape());
   if (getTranspose())
     std::swap(held[0], held[1]);
@@ -331,6 +334,100 @@ LogicalResult WgmmaWaitOp::inferReturnTypes(
     SmallVectorImpl<Type> &types) {
   for (Value value : adaptor.getInflight())
     types.push_back(value.getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Masks and the online softmax
+//===----------------------------------------------------------------------===//
+
+/// `tile` is an accumulator (of any instruction).
+static LogicalResult verifyAccumulator(Operation *op, TileType tile,
+                                       StringRef name) {
+  auto layout = dyn_cast<MmaLayoutAttr>(tile.getLayout());
+  if (!layout || layout.getRole() != MmaRole::acc)
+    return op->emitOpError() << name << " must be an accumulator tile "
+                                "(#attngpu.mma<..., acc, ...>), got "
+                             << tile.getLayout();
+  return success();
+}
+
+/// `rows` holds one value per row of accumulator `acc`.
+static LogicalResult verifyRowsOf(Operation *op, TileType acc, TileType rows,
+                                  StringRef name) {
+  auto layout = dyn_cast<RowsLayoutAttr>(rows.getLayout());
+  if (!layout || layout.getParent() != acc.getLayout())
+    return op->emitOpError()
+           << name << " must have layout #attngpu.rows<" << acc.getLayout()
+           << ">, got " << rows.getLayout();
+  if (rows.getShape()[0] != acc.getShape()[0])
+    return op->emitOpError() << name << " has " << rows.getShape()[0]
+                             << " rows, the accumulator " << acc.getShape()[0];
+  return success();
+}
+
+LogicalResult MaskKVBoundOp::verify() {
+  return verifyAccumulator(*this, getScores().getType(), "scores");
+}
+
+LogicalResult MaskCausalOp::verify() {
+  return verifyAccumulator(*this, getScores().getType(), "scores");
+}
+
+LogicalResult SoftmaxStepOp::verify() {
+  TileType scores = getScores().getType();
+  if (failed(verifyAccumulator(*this, scores, "scores")) ||
+      failed(verifyRowsOf(*this, scores, getMax().getType(), "max")))
+    return failure();
+  return success();
+}
+
+LogicalResult SoftmaxStepOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  Type rows = adaptor.getMax().getType();
+  types.append({adaptor.getScores().getType(), rows, rows, rows});
+  return success();
+}
+
+LogicalResult ScaleRowsOp::verify() {
+  TileType acc = getAcc().getType();
+  if (failed(verifyAccumulator(*this, acc, "acc")))
+    return failure();
+  return verifyRowsOf(*this, acc, getFactors().getType(), "factors");
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  TileType source = getSource().getType(), result = getResult().getType();
+  MmaLayoutAttr from = mmaLayoutOf(source, MmaInstr::mma_sync, MmaRole::acc);
+  auto to = dyn_cast<MmaLayoutAttr>(result.getLayout());
+  if (!from)
+    return emitOpError() << "source must be an mma_sync accumulator, got "
+                         << source.getLayout();
+  if (!to || to.getRole() != MmaRole::a || to.getWarps() != from.getWarps())
+    return emitOpError() << "result must be an A operand for the same "
+                         << from.getWarps() << " warps, got "
+                         << result.getLayout();
+  if (source.getShape() != result.getShape())
+    return emitOpError() << "shape changes from "
+                         << shapeString(source.getShape()) << " to "
+                         << shapeString(result.getShape());
+  return success();
+}
+
+LogicalResult FinalizeOp::verify() {
+  TileType acc = getAcc().getType();
+  if (failed(verifyAccumulator(*this, acc, "acc")) ||
+      failed(verifyRowsOf(*this, acc, getMax().getType(), "max")))
+    return failure();
+  return success();
+}
+
+LogicalResult FinalizeOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location>,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  types.append({adaptor.getAcc().getType(), adaptor.getMax().getType()});
   return success();
 }
 

@@ -14,6 +14,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <limits>
+
 namespace mlir::attngpu {
 #define GEN_PASS_DEF_ATTNGPUALLOCATESHARED
 #include "attn/Dialect/AttnGPU/Transforms/Passes.h.inc"
@@ -75,8 +77,14 @@ static void followPending(OpOperand &use, SmallVectorImpl<Value> &worklist) {
   }
 }
 
-/// The last program point at which `alloc`'s buffer is in use.
-static int64_t lastUse(AllocSharedOp alloc, const ProgramOrder &order) {
+/// The program points between which `alloc`'s buffer is in use: from its
+/// first use to its last, a use inside a loop that does not hold the
+/// allocation counting for the whole loop (it recurs on every iteration),
+/// and a copy or wgmma never waited keeping it to the function's end.
+static std::pair<int64_t, int64_t> liveRange(AllocSharedOp alloc,
+                                             Operation *func,
+                                             const ProgramOrder &order) {
+  int64_t first = std::numeric_limits<int64_t>::max();
   int64_t last = order.end.lookup(alloc);
   SmallVector<Value> worklist{alloc.getBuffer()};
   llvm::SmallPtrSet<Value, 8> seen;
@@ -84,23 +92,29 @@ static int64_t lastUse(AllocSharedOp alloc, const ProgramOrder &order) {
     Value value = worklist.pop_back_val();
     if (!seen.insert(value).second)
       continue;
+    if (value != alloc.getBuffer() && value.use_empty())
+      last = order.end.lookup(func);
     for (OpOperand &use : value.getUses()) {
       Operation *user = use.getOwner();
-      int64_t point = order.end.lookup(user);
-      // A use in a loop that does not hold the allocation recurs on every
-      // iteration: the buffer lives until the loop ends.
+      int64_t begin = order.begin.lookup(user);
+      int64_t end = order.end.lookup(user);
       for (Operation *parent = user->getParentOp(); parent;
            parent = parent->getParentOp()) {
         if (parent->isAncestor(alloc))
           break;
-        if (isa<LoopLikeOpInterface>(parent))
-          point = std::max(point, order.end.lookup(parent));
+        if (isa<LoopLikeOpInterface>(parent)) {
+          begin = std::min(begin, order.begin.lookup(parent));
+          end = std::max(end, order.end.lookup(parent));
+        }
       }
-      last = std::max(last, point);
+      first = std::min(first, begin);
+      last = std::max(last, end);
       followPending(use, worklist);
     }
   }
-  return last;
+  if (first == std::numeric_limits<int64_t>::max())
+    first = order.begin.lookup(alloc);
+  return {first, last};
 }
 
 static int64_t alignTo(int64_t value, int64_t alignment) {
@@ -126,14 +140,25 @@ struct AllocateShared
     ProgramOrder order(func);
     func.walk([&](AllocSharedOp alloc) {
       SharedType type = alloc.getBuffer().getType();
-      Lifetime lifetime{alloc, order.begin.lookup(alloc), lastUse(alloc, order),
-                        type.getSizeInBytes(), type.getAlignment()};
+      auto [first, last] = liveRange(alloc, func, order);
+      Lifetime lifetime{alloc, first, last, type.getSizeInBytes(),
+                        type.getAlignment()};
       if (std::optional<int64_t> offset = alloc.getOffset())
         lifetime.offset = *offset;
       buffers.push_back(lifetime);
     });
     if (buffers.empty())
       return success();
+
+    // Offsets set by hand must not overlap while live.
+    for (auto [i, a] : llvm::enumerate(buffers))
+      for (const Lifetime &b : ArrayRef<Lifetime>(buffers).drop_front(i + 1))
+        if (a.offset >= 0 && b.offset >= 0 && a.first <= b.last &&
+            b.first <= a.last && a.offset < b.offset + b.size &&
+            b.offset < a.offset + a.size)
+          return const_cast<AllocSharedOp &>(b.alloc).emitOpError()
+                 << "offset " << b.offset << " overlaps the live buffer at "
+                 << a.offset << " (" << a.size << " bytes)";
 
     // Largest first (ties: program order), each at the lowest offset that
     // clears every placed buffer whose lifetime overlaps.

@@ -56,7 +56,7 @@ static bool mayAlias(const Access &a, const Access &b) {
   }
   std::optional<int64_t> oa = allocA.getOffset(), ob = allocB.getOffset();
   if (!oa || !ob)
-    return false; // distinct allocations, not yet placed: disjoint
+    return true; // not placed yet (attngpu-allocate-shared): may overlap
   int64_t ea = *oa + allocA.getBuffer().getType().getSizeInBytes();
   int64_t eb = *ob + allocB.getBuffer().getType().getSizeInBytes();
   return *oa < eb && *ob < ea;
@@ -146,47 +146,65 @@ struct State {
   /// A barrier publishes every access done by then: reads, and writes
   /// except those of copies still in flight (they land after it).
   void barrier() {
-    reads.clear();
+    llvm::erase_if(reads, [&](const Access &read) {
+      return !llvm::is_contained(inflightReads, read);
+    });
     llvm::erase_if(writes, [&](const Access &write) {
+      return !llvm::is_contained(unwaitedCopies, write);
+    });
+  }
+  /// An async-proxy fence orders this thread's writes done by then: not
+  /// those of copies still in flight.
+  void fence() {
+    llvm::erase_if(unfencedWrites, [&](const Access &write) {
       return !llvm::is_contained(unwaitedCopies, write);
     });
   }
 };
 
 /// The ops that produced `value` through loops' iteration arguments and
-/// results (a token or an in-flight result carried across iterations).
-static void producers(Value value, SmallPtrSetImpl<Operation *> &ops,
-                      SmallPtrSetImpl<Value> &seen) {
-  if (!seen.insert(value).second)
+/// results (a token or an in-flight result carried across iterations), for
+/// a wait at `wait`. Those reached through the back edge of a loop holding
+/// the wait go to `previous`: they are the previous iteration's.
+static void producers(Value value, Operation *wait, bool backEdge,
+                      SmallPtrSetImpl<Operation *> &ops,
+                      SmallPtrSetImpl<Operation *> &previous,
+                      DenseSet<std::pair<Value, unsigned>> &seen) {
+  if (!seen.insert({value, unsigned(backEdge)}).second)
     return;
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())) {
       if (arg.getArgNumber() == 0)
         return;
       unsigned index = arg.getArgNumber() - 1;
-      producers(loop.getInitArgs()[index], ops, seen);
-      producers(loop.getYieldedValues()[index], ops, seen);
+      producers(loop.getInitArgs()[index], wait, backEdge, ops, previous,
+                seen);
+      producers(loop.getYieldedValues()[index], wait,
+                backEdge || loop->isAncestor(wait), ops, previous, seen);
     }
     return;
   }
   Operation *def = value.getDefiningOp();
   if (auto loop = dyn_cast<scf::ForOp>(def)) {
     unsigned index = cast<OpResult>(value).getResultNumber();
-    producers(loop.getYieldedValues()[index], ops, seen);
-    producers(loop.getInitArgs()[index], ops, seen);
+    producers(loop.getYieldedValues()[index], wait, backEdge, ops, previous,
+              seen);
+    producers(loop.getInitArgs()[index], wait, backEdge, ops, previous, seen);
     return;
   }
   if (auto branch = dyn_cast<scf::IfOp>(def)) {
     unsigned index = cast<OpResult>(value).getResultNumber();
-    producers(branch.thenYield().getOperand(index), ops, seen);
+    producers(branch.thenYield().getOperand(index), wait, backEdge, ops,
+              previous, seen);
     if (!branch.getElseRegion().empty())
-      producers(branch.elseYield().getOperand(index), ops, seen);
+      producers(branch.elseYield().getOperand(index), wait, backEdge, ops,
+                previous, seen);
     return;
   }
-  ops.insert(def);
+  (backEdge ? previous : ops).insert(def);
   // A wgmma accumulating into an earlier one's result completes after it.
   if (auto wgmma = dyn_cast<WgmmaOp>(def))
-    producers(wgmma.getAcc(), ops, seen);
+    producers(wgmma.getAcc(), wait, backEdge, ops, previous, seen);
 }
 
 class BarrierPlacer {
@@ -207,15 +225,15 @@ private:
       return success();
     }
     if (isa<FenceAsyncSharedOp>(op)) {
-      state.unfencedWrites.clear();
+      state.fence();
       return success();
     }
     if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
-      retire(state.unwaitedCopies, wait.getTokens());
+      retire(state.unwaitedCopies, wait.getTokens(), op);
       return success();
     }
     if (auto wait = dyn_cast<WgmmaWaitOp>(op)) {
-      retire(state.inflightReads, wait.getInflight());
+      retire(state.inflightReads, wait.getInflight(), op);
       return success();
     }
     if (auto loop = dyn_cast<scf::ForOp>(op))
@@ -231,11 +249,23 @@ private:
       return success();
     }
     if (isa<WarpPartitionOp>(op)) {
-      // Partitions synchronise among themselves (named barriers); whatever
-      // is pending is settled before they start.
+      // Partitions synchronise among themselves (named barriers, mbarriers);
+      // what is pending is settled by a barrier before they start, and what
+      // they access is pending after them.
       if (!state.reads.empty() || !state.writes.empty())
         placeBarrier(op, state, /*fence=*/false, insert);
-      state = State();
+      op->walk([&](Operation *nested) {
+        if (nested == op)
+          return;
+        AccessList reads, writes;
+        sharedAccesses(nested, reads, writes);
+        for (const Access &read : reads)
+          addUnique(state.reads, read);
+        for (const Access &write : writes) {
+          addUnique(state.writes, write);
+          addUnique(state.unfencedWrites, write);
+        }
+      });
       return success();
     }
     if (op->getNumRegions() != 0) {
@@ -265,6 +295,11 @@ private:
         return op->emitOpError()
                << "reads a shared buffer that an attngpu.async_copy writes "
                   "and whose token is not waited (attngpu.async_wait)";
+    for (const Access &write : writes)
+      if (anyAlias(state.unwaitedCopies, write))
+        return op->emitOpError()
+               << "writes shared memory that an attngpu.async_copy still in "
+                  "flight writes; wait for it first (attngpu.async_wait)";
     for (const Access &write : writes)
       if (anyAlias(state.inflightReads, write))
         return op->emitOpError()
@@ -303,21 +338,30 @@ private:
       builder.create<BarrierOp>(before->getLoc());
     }
     if (fence)
-      state.unfencedWrites.clear();
+      state.fence();
     state.barrier();
   }
 
   /// Drops the accesses of the ops that produced `values` (and, since
   /// copies and wgmmas complete in order, of those issued before them in
   /// the list).
-  static void retire(AccessList &list, ValueRange values) {
-    SmallPtrSet<Operation *, 8> done;
-    SmallPtrSet<Value, 8> seen;
+  static void retire(AccessList &list, ValueRange values, Operation *wait) {
+    SmallPtrSet<Operation *, 8> done, previous;
+    DenseSet<std::pair<Value, unsigned>> seen;
     for (Value value : values)
-      producers(value, done, seen);
+      producers(value, wait, /*backEdge=*/false, done, previous, seen);
+    // Through the back edge, an op before the wait in the same body is
+    // this iteration's, still in flight: the wait is for the previous one's.
+    auto retires = [&](Operation *producer) {
+      if (done.contains(producer))
+        return true;
+      return previous.contains(producer) &&
+             !(producer->getBlock() == wait->getBlock() &&
+               producer->isBeforeInBlock(wait));
+    };
     int64_t lastDone = -1;
     for (auto [i, access] : llvm::enumerate(list))
-      if (done.contains(access.op))
+      if (retires(access.op))
         lastDone = i;
     list.erase(list.begin(), list.begin() + (lastDone + 1));
   }
@@ -357,8 +401,18 @@ struct InsertBarriers
         return;
       State state;
       BarrierPlacer placer;
-      failed |= mlir::failed(
-          placer.run(func.getFunctionBody().front(), state, /*insert=*/true));
+      if (mlir::failed(placer.run(func.getFunctionBody().front(), state,
+                                  /*insert=*/true))) {
+        failed = true;
+        return;
+      }
+      // A copy still in flight at the end writes into whatever the next
+      // kernel-side use of those bytes is.
+      for (const Access &copy : state.unwaitedCopies) {
+        copy.op->emitOpError()
+            << "is never waited (attngpu.async_wait) before the kernel ends";
+        failed = true;
+      }
     });
     if (failed)
       signalPassFailure();

@@ -306,6 +306,155 @@ def AttnGPU_WgmmaWaitOp : AttnGPU_Op<"wgmma_wait", [InferTypeOpAdaptor]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Masks and the online softmax, on accumulator tiles
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_MaskKVBoundOp : AttnGPU_Op<"mask_kv_bound",
+    [Pure, AllTypesMatch<["scores", "result"]>]> {
+  let summary = "score -inf for key columns past the key length";
+  let description = [{
+    `attn.mask_kv_bound` on an accumulator tile: column `j` is key
+    `kv_start + j`; columns with `kv_start + j >= kv_len` become -inf.
+
+    ```mlir
+    %s1 = attngpu.mask_kv_bound %s, kv_start = %n0, kv_len = %len
+        : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+    ```
+  }];
+  let arguments = (ins AttnGPU_Tile:$scores, Index:$kv_start, Index:$kv_len);
+  let results = (outs AttnGPU_Tile:$result);
+  let assemblyFormat = [{
+    $scores `,` `kv_start` `=` $kv_start `,` `kv_len` `=` $kv_len attr-dict
+    `:` qualified(type($scores))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_MaskCausalOp : AttnGPU_Op<"mask_causal",
+    [Pure, AllTypesMatch<["scores", "result"]>]> {
+  let summary = "score -inf above a (shifted) diagonal";
+  let description = [{
+    `attn.mask_causal` on an accumulator tile: row `i` is query
+    `q_start + i`, column `j` key `kv_start + j`, visible iff
+    `kv_start + j <= q_start + i + diagonal` (`diagonal` may be negative).
+
+    ```mlir
+    %s2 = attngpu.mask_causal %s1, q_start = %m0, kv_start = %n0, diagonal = %c0
+        : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+    ```
+  }];
+  let arguments = (ins AttnGPU_Tile:$scores, Index:$q_start, Index:$kv_start,
+                       Index:$diagonal);
+  let results = (outs AttnGPU_Tile:$result);
+  let assemblyFormat = [{
+    $scores `,` `q_start` `=` $q_start `,` `kv_start` `=` $kv_start `,`
+    `diagonal` `=` $diagonal attr-dict `:` qualified(type($scores))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_SoftmaxStepOp : AttnGPU_Op<"softmax_step",
+    [Pure, InferTypeOpAdaptor, AllTypesMatch<["max", "sum"]>]> {
+  let summary = "the softmax half of one online-softmax step";
+  let description = [{
+    With raw scores S (an accumulator tile), `scale` (softmax scale times
+    log2 e) and the running row max and sum (per-row tiles, log2 domain):
+    ```
+    t       = S * scale         (a -inf score stays -inf, even at scale 0)
+    new_max = maximum(max, rowmax(t))
+    base    = new_max == -inf ? 0 : new_max
+    alpha   = exp2(max - base)
+    p       = exp2(t - base)
+    new_sum = sum * alpha + rowsum(p)
+    ```
+    The accumulator update (`attngpu.scale_rows` by alpha, then P * V) is
+    left to the ops after it, so a schedule can place it. exp2 is
+    ex2.approx.
+
+    ```mlir
+    %p, %m1, %l1, %alpha = attngpu.softmax_step %s, scale = %sl2e, state = (%m, %l)
+        : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>,
+          !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
+    ```
+  }];
+  let arguments = (ins AttnGPU_Tile:$scores, F32:$scale, AttnGPU_Tile:$max,
+                       AttnGPU_Tile:$sum);
+  let results = (outs AttnGPU_Tile:$p, AttnGPU_Tile:$new_max,
+                      AttnGPU_Tile:$new_sum, AttnGPU_Tile:$alpha);
+  let assemblyFormat = [{
+    $scores `,` `scale` `=` $scale `,` `state` `=` `(` $max `,` $sum `)`
+    attr-dict `:` qualified(type($scores)) `,` qualified(type($max))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_ScaleRowsOp : AttnGPU_Op<"scale_rows",
+    [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "multiply each row of an accumulator by a per-row factor";
+  let description = [{
+    ```mlir
+    %acc1 = attngpu.scale_rows %acc, %alpha
+        : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>,
+          !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
+    ```
+  }];
+  let arguments = (ins AttnGPU_Tile:$acc, AttnGPU_Tile:$factors);
+  let results = (outs AttnGPU_Tile:$result);
+  let assemblyFormat = [{
+    $acc `,` $factors attr-dict `:` qualified(type($acc)) `,`
+    qualified(type($factors))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_ConvertLayoutOp : AttnGPU_Op<"convert_layout", [Pure]> {
+  let summary = "an accumulator tile as the A operand of the next product";
+  let description = [{
+    Re-reads an mma.sync accumulator (f32) as an mma.sync A operand of the
+    result's element type, in registers: a thread's accumulator elements of
+    two adjacent 8-column tiles are exactly its A fragment of one 16-wide k
+    step, so P never leaves registers.
+
+    ```mlir
+    %pa = attngpu.convert_layout %p
+        : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+        -> !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+    ```
+  }];
+  let arguments = (ins AttnGPU_Tile:$source);
+  let results = (outs AttnGPU_Tile:$result);
+  let assemblyFormat = [{
+    $source attr-dict `:` qualified(type($source)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_FinalizeOp : AttnGPU_Op<"finalize",
+    [Pure, InferTypeOpAdaptor, AllTypesMatch<["max", "sum"]>]> {
+  let summary = "normalise the accumulator and compute the log-sum-exp";
+  let description = [{
+    `attn.finalize` on distributed tiles: `output = acc / sum`,
+    `lse = (max + log2(sum)) * ln 2`; a row with `sum == 0` gives output 0
+    and lse -inf. log2 is lg2.approx.
+
+    ```mlir
+    %o, %lse = attngpu.finalize %acc, %m, %l
+        : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>,
+          !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
+    ```
+  }];
+  let arguments = (ins AttnGPU_Tile:$acc, AttnGPU_Tile:$max,
+                       AttnGPU_Tile:$sum);
+  let results = (outs AttnGPU_Tile:$output, AttnGPU_Tile:$lse);
+  let assemblyFormat = [{
+    $acc `,` $max `,` $sum attr-dict `:` qualified(type($acc)) `,`
+    qualified(type($max))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Warpgroup partitions
 //===----------------------------------------------------------------------===//
 

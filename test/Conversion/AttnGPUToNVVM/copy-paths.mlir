@@ -1,0 +1,63 @@
+// RUN: attn-opt %s --split-input-file --convert-attngpu-to-nvvm | FileCheck %s
+
+// The copy paths: chunks of cp.async where the source's innermost dim is
+// the tile's rows; element by element where it is not (a column-major
+// source), where the padding is not zero, or where a row is not a whole
+// number of 4-byte pieces. Hand-set offsets still tell the launch its
+// shared bytes.
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @column_major
+    // CHECK-NOT: nvgpu.device_async_copy
+    // CHECK: memref.load
+    // CHECK: memref.store
+    // CHECK: nvvm.cp.async.commit.group
+    gpu.func @column_major(%g: memref<64x64xf16, strided<[1, 64]>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16>
+      %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<64x64xf16, strided<[1, 64]>>, !attngpu.shared<64x64xf16>
+      attngpu.async_wait %t
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// CHECK: attn.dynamic_shared_bytes = {nan_padding = 4096 : i64}
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @nan_padding
+    // CHECK-NOT: nvgpu.device_async_copy
+    // CHECK: scf.if
+    // CHECK: memref.load
+    // CHECK: arith.constant 0x7E00 : f16
+    gpu.func @nan_padding(%g: memref<?x64xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<32x64xf16>
+      %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] boundary_check = [0] padding = nan into %b[%c0] : memref<?x64xf16>, !attngpu.shared<32x64xf16>
+      attngpu.async_wait %t
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // 3 f16 columns (6 bytes) per row: 16 x 3 elements, one per item.
+    // CHECK-LABEL: gpu.func @narrow_rows
+    // CHECK-NOT: nvgpu.device_async_copy
+    // CHECK-COUNT-1: scf.if
+    // CHECK: memref.store
+    gpu.func @narrow_rows(%g: memref<16x3xf16>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<16x3xf16>
+      %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<16x3xf16>, !attngpu.shared<16x3xf16>
+      attngpu.async_wait %t
+      gpu.return
+    }
+  }
+}
