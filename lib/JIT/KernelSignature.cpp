@@ -8,20 +8,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-FailureOr<int64_t> mlir::attn::gpuWarpsPerBlock(Operation *kernel,
-                                                int64_t blockM) {
-  auto attr = kernel->getAttrOfType<IntegerAttr>("attn.num_warps");
-  if (!attr)
-    return std::max<int64_t>(1, blockM / 16);
-  int64_t warps = attr.getInt();
-  if (warps <= 0 || blockM % warps != 0 ||
-      (blockM / warps != 16 && blockM / warps != 32))
-    return kernel->emitError()
-           << "attn.num_warps = " << warps << " must give each warp 16 or 32 "
-           << "of the block's " << blockM << " query rows";
-  return warps;
-}
-
 FailureOr<KernelSignature> mlir::attn::analyzeKernel(ModuleOp module) {
   SmallVector<func::FuncOp> kernels = collectTileKernels(module);
   if (kernels.size() != 1)

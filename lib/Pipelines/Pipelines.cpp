@@ -122,6 +122,11 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   useShortSharedPointers(target.shortSharedPointers);
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  if (target.viaAttnGPU) {
+    pm.addPass(createConvertAttnToAttnGPU());
+    buildAttnGPUToPtxPipeline(pm, target);
+    return;
+  }
   ConvertAttnToGPUOptions options;
   options.chip = target.chip;
   options.maxSharedBytes = maxSharedBytesPerBlock(target.chip);

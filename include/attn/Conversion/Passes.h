@@ -5,6 +5,7 @@
 
 #include "attn/Pipelines/GpuScheduleKnobs.h"
 
+#include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

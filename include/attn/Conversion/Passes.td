@@ -61,6 +61,26 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
+  let summary = "Lower attn tile programs to attngpu kernels (FlashAttention-2 on mma.sync)";
+  let description = [{
+    Expects block pointers lowered away. Each tile kernel becomes a
+    `gpu.func` in `gpu.module @attn_kernels` (one CTA per program,
+    `attn.block_m / 16` warps or `attn.num_warps`) whose schedule is attngpu
+    ops: 16-bit tile loads staged in shared buffers by async copies, dots
+    as local_load + mma, the online softmax as softmax_step, scale_rows,
+    convert_layout (P stays in registers) and mma, masks, finalize and the
+    epilogue store on accumulator tiles. Scalar code is cloned as written.
+    Shared offsets and barriers are left to attngpu-allocate-shared and
+    attngpu-insert-barriers. Not covered yet (an error at the op): f32
+    tiles, head dims or key blocks off multiples of 16, transposed A.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::attngpu::AttnGPUDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def ConvertAttnGPUToNVVM : Pass<"convert-attngpu-to-nvvm", "::mlir::ModuleOp"> {
   let summary = "Lower attngpu ops in gpu.funcs to nvgpu, NVVM, vector and memref";
   let description = [{

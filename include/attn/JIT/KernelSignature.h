@@ -14,6 +14,8 @@
 #ifndef ATTN_JIT_KERNELSIGNATURE_H
 #define ATTN_JIT_KERNELSIGNATURE_H
 
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
+#include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -48,18 +50,10 @@ struct KernelSignature {
   }
 };
 
-/// Warps per CTA of the GPU schedule (convert-attn-to-gpu) for a kernel of
-/// `blockM` query rows: its `attn.num_warps` attribute when present, else
-/// one warp per 16 rows. Each warp owns blockM / warps rows, 16 or 32 (a
-/// multiple of the mma's 16). Emits a diagnostic at `kernel` and fails when
-/// the attribute does not divide the block that way.
-FailureOr<int64_t> gpuWarpsPerBlock(Operation *kernel, int64_t blockM);
 
-/// Module attribute where convert-attn-to-gpu records the dynamic shared
-/// memory each kernel needs at launch (a dictionary: kernel name -> bytes;
-/// absent for kernels whose tiles fit in static shared memory).
-constexpr llvm::StringLiteral kDynamicSharedBytesAttrName =
-    "attn.dynamic_shared_bytes";
+/// The module attribute with each kernel's dynamic shared bytes (the GPU
+/// level's, part of the kernel ABI).
+using attngpu::kDynamicSharedBytesAttrName;
 
 /// The dynamic shared memory kernel `name` of a lowered module needs at
 /// launch (0 when none).

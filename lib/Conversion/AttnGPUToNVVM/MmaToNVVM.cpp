@@ -38,77 +38,112 @@ struct SplatLowering : public OpConversionPattern<SplatOp> {
   }
 };
 
+/// Reads one fragment of a local_load's tile from shared memory: the A
+/// fragment (row tile m, k step k) with ldmatrix x4, or the B fragment (k
+/// step k, column tile n) with x2, transposed for a [K][N] buffer.
+class FragmentReader {
+public:
+  FragmentReader(OpBuilder &b, Location loc, LocalLoadOp op, Value buffer,
+                 Value stage)
+      : b(b), loc(loc), op(op), buffer(buffer), stage(stage), thread(b, loc),
+        tile(op.getResult().getType()), shape(FragmentShape::of(tile)) {
+    lane16 = arith::RemUIOp::create(b, loc, thread.lane, c(16));
+    lane8 = arith::RemUIOp::create(b, loc, thread.lane, c(8));
+    if (tile.getMmaLayout().getRole() == MmaRole::a) {
+      // x4: lanes 0-15 address rows 0-15 of the fragment at k, lanes 16-31
+      // the same rows at k + 8 (matrices a0..a3 in register order).
+      rowBase = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, thread.warp, c(shape.rowsPerWarp)),
+          lane16);
+      kHalf = arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, thread.lane, c(16)), c(8));
+    } else {
+      kHalf = arith::MulIOp::create(
+          b, loc,
+          arith::RemUIOp::create(
+              b, loc, arith::DivUIOp::create(b, loc, thread.lane, c(8)), c(2)),
+          c(8));
+    }
+  }
+
+  const FragmentShape &getShape() const { return shape; }
+
+  Value a(int64_t m, int64_t k) {
+    Value row = arith::AddIOp::create(b, loc, rowBase, c(m * 16));
+    Value col = arith::AddIOp::create(b, loc, kHalf, c(k * 16));
+    return nvgpu::LdMatrixOp::create(
+        b, loc, VectorType::get({4, 2}, tile.getElementType()), buffer,
+        sharedIndices(b, loc, op.getBuffer().getType(), stage, row, col),
+        /*transpose=*/false, /*numTiles=*/4);
+  }
+
+  Value bFragment(int64_t k, int64_t n) {
+    Value row, col;
+    if (op.getTranspose()) {
+      // Buffer [N][K]: lanes 0-7 address rows n..n+7 at k, lanes 8-15 the
+      // same rows at k + 8.
+      row = arith::AddIOp::create(b, loc, lane8, c(n * 8));
+      col = arith::AddIOp::create(b, loc, kHalf, c(k * 16));
+    } else {
+      // Buffer [K][N]: lanes 0-15 address rows k..k+15 at column n; the
+      // transposed read gives each thread two consecutive k.
+      row = arith::AddIOp::create(b, loc, lane16, c(k * 16));
+      col = c(n * 8);
+    }
+    // ldmatrix transposes exactly when the buffer holds [K][N].
+    return nvgpu::LdMatrixOp::create(
+        b, loc, VectorType::get({2, 2}, tile.getElementType()), buffer,
+        sharedIndices(b, loc, op.getBuffer().getType(), stage, row, col),
+        /*transpose=*/!op.getTranspose(), /*numTiles=*/2);
+  }
+
+private:
+  Value c(int64_t v) { return indexConstant(b, loc, v); }
+  OpBuilder &b;
+  Location loc;
+  LocalLoadOp op;
+  Value buffer, stage;
+  ThreadCoords thread;
+  TileType tile;
+  FragmentShape shape;
+  Value lane16, lane8, rowBase, kHalf;
+};
+
+static LogicalResult checkSixteenBit(LocalLoadOp op) {
+  if (op.getResult().getType().getElementType().isF32())
+    return op.emitOpError()
+           << "of f32 (tf32) fragments is not lowered yet (ldmatrix reads "
+              "16-bit elements)";
+  return success();
+}
+
 struct LocalLoadLowering : public OpConversionPattern<LocalLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(LocalLoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    TileType tile = op.getResult().getType();
-    if (tile.getElementType().isF32())
-      return op.emitOpError()
-             << "of f32 (tf32) fragments is not lowered yet (ldmatrix reads "
-                "16-bit elements)";
+    if (failed(checkSixteenBit(op)))
+      return failure();
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
-    SharedType type = op.getBuffer().getType();
-    FragmentShape shape = FragmentShape::of(tile);
-    VectorType resultType = fragmentVectorType(tile);
-    Type element = tile.getElementType();
-    ThreadCoords thread(b, loc);
-    Value buffer = adaptor.getBuffer(), stage = adaptor.getStage();
-    Value result = arith::ConstantOp::create(b, loc, b.getZeroAttr(resultType));
-    auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
-    Value lane16 = arith::RemUIOp::create(b, loc, thread.lane, c(16));
-    Value lane8 = arith::RemUIOp::create(b, loc, thread.lane, c(8));
+    TileType tile = op.getResult().getType();
+    FragmentReader reader(b, loc, op, adaptor.getBuffer(), adaptor.getStage());
+    const FragmentShape &shape = reader.getShape();
+    Value result = arith::ConstantOp::create(
+        b, loc, b.getZeroAttr(fragmentVectorType(tile)));
     if (tile.getMmaLayout().getRole() == MmaRole::a) {
-      // x4: lanes 0-15 address rows 0-15 of the fragment at k, lanes 16-31
-      // the same rows at k + 8 (matrices a0..a3 in register order).
-      Value rowBase = arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, thread.warp, c(shape.rowsPerWarp)),
-          lane16);
-      Value kHalf = arith::MulIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, thread.lane, c(16)), c(8));
       for (int64_t m = 0; m < shape.mTiles; ++m)
-        for (int64_t k = 0; k < shape.kSteps; ++k) {
-          Value row = arith::AddIOp::create(b, loc, rowBase, c(m * 16));
-          Value col = arith::AddIOp::create(b, loc, kHalf, c(k * 16));
-          Value frag = nvgpu::LdMatrixOp::create(
-              b, loc, VectorType::get({4, 2}, element), buffer,
-              sharedIndices(b, loc, type, stage, row, col),
-              /*transpose=*/false, /*numTiles=*/4);
+        for (int64_t k = 0; k < shape.kSteps; ++k)
           result = vector::InsertOp::create(
-              b, loc, frag, result, ArrayRef<int64_t>{m * shape.kSteps + k});
-        }
+              b, loc, reader.a(m, k), result,
+              ArrayRef<int64_t>{m * shape.kSteps + k});
     } else {
-      Value kHalf = arith::MulIOp::create(
-          b, loc,
-          arith::RemUIOp::create(
-              b, loc, arith::DivUIOp::create(b, loc, thread.lane, c(8)), c(2)),
-          c(8));
       for (int64_t k = 0; k < shape.kSteps; ++k)
-        for (int64_t n = 0; n < shape.nTiles; ++n) {
-          Value row, col;
-          // ldmatrix transposes exactly when the buffer holds [K][N].
-          bool ldmatrixTranspose = !op.getTranspose();
-          if (op.getTranspose()) {
-            // Buffer [N][K]: lanes 0-7 address rows n..n+7 at k, lanes 8-15
-            // the same rows at k + 8.
-            row = arith::AddIOp::create(b, loc, lane8, c(n * 8));
-            col = arith::AddIOp::create(b, loc, kHalf, c(k * 16));
-          } else {
-            // Buffer [K][N]: lanes 0-15 address rows k..k+15 at column n;
-            // the transposed read gives each thread two consecutive k.
-            row = arith::AddIOp::create(b, loc, lane16, c(k * 16));
-            col = c(n * 8);
-          }
-          Value frag = nvgpu::LdMatrixOp::create(
-              b, loc, VectorType::get({2, 2}, element), buffer,
-              sharedIndices(b, loc, type, stage, row, col), ldmatrixTranspose,
-              /*numTiles=*/2);
+        for (int64_t n = 0; n < shape.nTiles; ++n)
           result = vector::InsertOp::create(
-              b, loc, frag, result, ArrayRef<int64_t>{k * shape.nTiles + n});
-        }
+              b, loc, reader.bFragment(k, n), result,
+              ArrayRef<int64_t>{k * shape.nTiles + n});
     }
     rewriter.replaceOp(op, result);
     return success();
@@ -166,22 +201,47 @@ struct MmaLowering : public OpConversionPattern<MmaOp> {
     OpBuilder &b = rewriter;
     FragmentShape shape = FragmentShape::of(op.getAcc().getType());
     int64_t kSteps = FragmentShape::of(op.getA().getType()).kSteps;
-    Value result = adaptor.getAcc();
-    for (int64_t m = 0; m < shape.mTiles; ++m)
+    // An operand read from shared memory for this product alone is read
+    // fragment by fragment where it is used, so that only one k step of A
+    // and one B fragment are live at a time (not the whole tile).
+    auto readerOf = [&](Value operand) -> std::optional<FragmentReader> {
+      auto load = operand.getDefiningOp<LocalLoadOp>();
+      if (!load || !load->hasOneUse() || failed(checkSixteenBit(load)))
+        return std::nullopt;
+      return FragmentReader(b, loc, load,
+                            rewriter.getRemappedValue(load.getBuffer()),
+                            rewriter.getRemappedValue(load.getStage()));
+    };
+    std::optional<FragmentReader> aReader = readerOf(op.getA());
+    std::optional<FragmentReader> bReader = readerOf(op.getB());
+    SmallVector<Value> acc;
+    for (int64_t tile = 0; tile < shape.mTiles * shape.nTiles; ++tile)
+      acc.push_back(vector::ExtractOp::create(b, loc, adaptor.getAcc(),
+                                              ArrayRef<int64_t>{tile}));
+    // k steps outermost: each A fragment feeds every column tile, each B
+    // fragment every row tile.
+    for (int64_t k = 0; k < kSteps; ++k) {
+      SmallVector<Value> aFrags;
+      for (int64_t m = 0; m < shape.mTiles; ++m)
+        aFrags.push_back(aReader ? aReader->a(m, k)
+                                 : Value(vector::ExtractOp::create(
+                                       b, loc, adaptor.getA(),
+                                       ArrayRef<int64_t>{m * kSteps + k})));
       for (int64_t n = 0; n < shape.nTiles; ++n) {
-        int64_t tile = m * shape.nTiles + n;
-        Value acc =
-            vector::ExtractOp::create(b, loc, result, ArrayRef<int64_t>{tile});
-        for (int64_t k = 0; k < kSteps; ++k) {
-          Value a = vector::ExtractOp::create(
-              b, loc, adaptor.getA(), ArrayRef<int64_t>{m * kSteps + k});
-          Value bFrag = vector::ExtractOp::create(
-              b, loc, adaptor.getB(), ArrayRef<int64_t>{k * shape.nTiles + n});
-          acc = mmaSync(b, loc, a, bFrag, acc);
+        Value bFrag = bReader ? bReader->bFragment(k, n)
+                              : Value(vector::ExtractOp::create(
+                                    b, loc, adaptor.getB(),
+                                    ArrayRef<int64_t>{k * shape.nTiles + n}));
+        for (int64_t m = 0; m < shape.mTiles; ++m) {
+          Value &tile = acc[m * shape.nTiles + n];
+          tile = mmaSync(b, loc, aFrags[m], bFrag, tile);
         }
-        result =
-            vector::InsertOp::create(b, loc, acc, result, ArrayRef<int64_t>{tile});
       }
+    }
+    Value result = adaptor.getAcc();
+    for (auto [tile, value] : llvm::enumerate(acc))
+      result = vector::InsertOp::create(b, loc, value, result,
+                                        ArrayRef<int64_t>{int64_t(tile)});
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
-#include "attn/JIT/KernelSignature.h"
+#include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
 #include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Conversion/Passes.h"
 
@@ -101,10 +101,10 @@ LogicalResult placeSharedTiles(gpu::GPUFuncOp func, ModuleOp module,
                 b.getI64IntegerAttr(0));
   NamedAttrList recorded;
   if (auto old = module->getAttrOfType<DictionaryAttr>(
-          kDynamicSharedBytesAttrName))
+          attngpu::kDynamicSharedBytesAttrName))
     recorded.append(old.getValue());
   recorded.set(func.getName(), b.getI64IntegerAttr(bytes));
-  module->setAttr(kDynamicSharedBytesAttrName,
+  module->setAttr(attngpu::kDynamicSharedBytesAttrName,
                   recorded.getDictionary(b.getContext()));
   return success();
 }

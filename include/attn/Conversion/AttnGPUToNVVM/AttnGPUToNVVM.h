@@ -30,6 +30,10 @@ void populateSyncToNVVMPatterns(const TypeConverter &converter,
 /// local_load (ldmatrix) and mma (mma.sync).
 void populateMmaToNVVMPatterns(const TypeConverter &converter,
                                RewritePatternSet &patterns);
+/// mask_kv_bound, mask_causal, softmax_step, scale_rows, convert_layout,
+/// finalize.
+void populateSoftmaxToNVVMPatterns(const TypeConverter &converter,
+                                   RewritePatternSet &patterns);
 /// store.
 void populateStoreToNVVMPatterns(const TypeConverter &converter,
                                  RewritePatternSet &patterns);

@@ -48,3 +48,17 @@ Value mlir::attn::createPaddingConstant(OpBuilder &b, Location loc,
     value = APFloat::getInf(semantics, /*Negative=*/true);
   return arith::ConstantOp::create(b, loc, FloatAttr::get(floatType, value));
 }
+
+FailureOr<int64_t> mlir::attn::gpuWarpsPerBlock(Operation *kernel,
+                                                int64_t blockM) {
+  auto attr = kernel->getAttrOfType<IntegerAttr>("attn.num_warps");
+  if (!attr)
+    return std::max<int64_t>(1, blockM / 16);
+  int64_t warps = attr.getInt();
+  if (warps <= 0 || blockM % warps != 0 ||
+      (blockM / warps != 16 && blockM / warps != 32))
+    return kernel->emitError()
+           << "attn.num_warps = " << warps << " must give each warp 16 or 32 "
+           << "of the block's " << blockM << " query rows";
+  return warps;
+}

@@ -21,6 +21,13 @@ SmallVector<func::FuncOp> collectTileKernels(ModuleOp module);
 /// (the CPU and GPU lowerings need attn-lower-block-pointers first).
 LogicalResult verifyBlockPointersLowered(func::FuncOp kernel);
 
+/// Warps per CTA of the GPU schedule (convert-attn-to-gpu) for a kernel of
+/// `blockM` query rows: its `attn.num_warps` attribute when present, else
+/// one warp per 16 rows. Each warp owns blockM / warps rows, 16 or 32 (a
+/// multiple of the mma's 16). Emits a diagnostic at `kernel` and fails when
+/// the attribute does not divide the block that way.
+FailureOr<int64_t> gpuWarpsPerBlock(Operation *kernel, int64_t blockM);
+
 /// The padding value of a boundary-checked load, as a constant of `element`.
 Value createPaddingConstant(OpBuilder &b, Location loc, Type element,
                             PaddingOption padding);

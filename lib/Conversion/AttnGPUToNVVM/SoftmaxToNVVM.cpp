@@ -1,0 +1,303 @@
+//===- SoftmaxToNVVM.cpp - masks and the online softmax -------------------===//
+//
+// The softmax family on mma.sync accumulator fragments: each thread works
+// on its own elements and reduces a row across the four lanes that share it
+// (shuffles, xor 1 and 2); exp2 and log2 are ex2.approx / lg2.approx (no
+// libdevice call).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FragmentLayout.h"
+#include "attn/Conversion/AttnGPUToNVVM/AttnGPUToNVVM.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attngpu;
+
+namespace {
+
+Value f32Constant(OpBuilder &b, Location loc, double value) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(value)));
+}
+
+Value inlinePtx(OpBuilder &b, Location loc, StringRef ptx, Value x) {
+  return NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
+                                   ValueRange{x}, ValueRange{}, ptx, Value())
+      ->getResult(0);
+}
+
+Value ex2(OpBuilder &b, Location loc, Value x) {
+  return inlinePtx(b, loc, "ex2.approx.ftz.f32 $0, $1;", x);
+}
+
+Value lg2(OpBuilder &b, Location loc, Value x) {
+  return inlinePtx(b, loc, "lg2.approx.ftz.f32 $0, $1;", x);
+}
+
+/// The max or sum of `x` over the four lanes holding one row.
+Value rowReduce(OpBuilder &b, Location loc, Value x, bool max) {
+  for (int32_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, loc, x, offset, /*width=*/32,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    x = max ? arith::MaximumFOp::create(b, loc, x, other).getResult()
+            : arith::AddFOp::create(b, loc, x, other).getResult();
+  }
+  return x;
+}
+
+Value extract(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> pos) {
+  return vector::ExtractOp::create(b, loc, v, pos);
+}
+
+Value insert(OpBuilder &b, Location loc, Value x, Value v,
+             ArrayRef<int64_t> pos) {
+  return vector::InsertOp::create(b, loc, x, v, pos);
+}
+
+/// Calls `body(m, n, half, e, value)` for each accumulator element this
+/// thread holds and rebuilds the vector from what it returns.
+Value mapAccumulator(
+    OpBuilder &b, Location loc, Value acc, const FragmentShape &shape,
+    function_ref<Value(int64_t, int64_t, int64_t, int64_t, Value)> body) {
+  Value result = acc;
+  for (int64_t m = 0; m < shape.mTiles; ++m)
+    for (int64_t n = 0; n < shape.nTiles; ++n)
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t e = 0; e < 2; ++e) {
+          SmallVector<int64_t> pos{m * shape.nTiles + n, half, e};
+          Value value = extract(b, loc, acc, pos);
+          result = insert(b, loc, body(m, n, half, e, value), result, pos);
+        }
+  return result;
+}
+
+/// The tile column of element (n, e) held by this thread.
+Value fragmentCol(OpBuilder &b, Location loc, const ThreadCoords &thread,
+                  int64_t n, int64_t e) {
+  return arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, thread.inGroup, indexConstant(b, loc, 2)),
+      indexConstant(b, loc, n * 8 + e));
+}
+
+struct MaskKVBoundLowering : public OpConversionPattern<MaskKVBoundOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaskKVBoundOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    ThreadCoords thread(b, loc);
+    FragmentShape shape = FragmentShape::of(op.getScores().getType());
+    Value negInf = f32Constant(b, loc, -INFINITY);
+    Value result = mapAccumulator(
+        b, loc, adaptor.getScores(), shape,
+        [&](int64_t, int64_t n, int64_t, int64_t e, Value value) {
+          Value key = arith::AddIOp::create(
+              b, loc, adaptor.getKvStart(), fragmentCol(b, loc, thread, n, e));
+          Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                             key, adaptor.getKvLen());
+          return arith::SelectOp::create(b, loc, past, negInf, value)
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct MaskCausalLowering : public OpConversionPattern<MaskCausalOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaskCausalOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    ThreadCoords thread(b, loc);
+    FragmentShape shape = FragmentShape::of(op.getScores().getType());
+    Value negInf = f32Constant(b, loc, -INFINITY);
+    // Visible iff kv_start + col <= q_start + row + diagonal (signed).
+    Value shift = arith::SubIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, adaptor.getQStart(),
+                              adaptor.getDiagonal()),
+        adaptor.getKvStart());
+    Value result = mapAccumulator(
+        b, loc, adaptor.getScores(), shape,
+        [&](int64_t m, int64_t n, int64_t half, int64_t e, Value value) {
+          Value row = fragmentRow(b, loc, thread, shape, m, half);
+          Value limit = arith::AddIOp::create(b, loc, row, shift);
+          Value hidden = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sgt,
+              fragmentCol(b, loc, thread, n, e), limit);
+          return arith::SelectOp::create(b, loc, hidden, negInf, value)
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct SoftmaxStepLowering : public OpConversionPattern<SoftmaxStepOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxStepOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    FragmentShape shape = FragmentShape::of(op.getScores().getType());
+    Value scores = adaptor.getScores(), scale = adaptor.getScale();
+    Value negInf = f32Constant(b, loc, -INFINITY);
+    Value zero = f32Constant(b, loc, 0.0);
+    Value p = scores, newMax = adaptor.getMax(), newSum = adaptor.getSum();
+    Value alphas = adaptor.getMax();
+    for (int64_t m = 0; m < shape.mTiles; ++m)
+      for (int64_t half = 0; half < 2; ++half) {
+        int64_t row = m * 2 + half;
+        // t = s * scale, a masked (-inf) score staying -inf even at scale 0.
+        SmallVector<Value> scaled;
+        Value rowMax = negInf;
+        for (int64_t n = 0; n < shape.nTiles; ++n)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value s = extract(b, loc, scores, {m * shape.nTiles + n, half, e});
+            Value masked = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, s, negInf);
+            Value t = arith::SelectOp::create(
+                b, loc, masked, negInf, arith::MulFOp::create(b, loc, s, scale));
+            scaled.push_back(t);
+            rowMax = arith::MaximumFOp::create(b, loc, rowMax, t);
+          }
+        rowMax = rowReduce(b, loc, rowMax, /*max=*/true);
+        Value oldMax = extract(b, loc, adaptor.getMax(), {row});
+        Value max = arith::MaximumFOp::create(b, loc, oldMax, rowMax);
+        // A row with nothing visible yet keeps base 0: exp2(-inf - 0) = 0,
+        // never exp2(-inf + inf) = NaN.
+        Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           max, negInf);
+        Value base = arith::SelectOp::create(b, loc, none, zero, max);
+        Value alpha = ex2(b, loc, arith::SubFOp::create(b, loc, oldMax, base));
+        Value rowSum = zero;
+        int64_t i = 0;
+        for (int64_t n = 0; n < shape.nTiles; ++n)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value pe =
+                ex2(b, loc, arith::SubFOp::create(b, loc, scaled[i++], base));
+            p = insert(b, loc, pe, p, {m * shape.nTiles + n, half, e});
+            rowSum = arith::AddFOp::create(b, loc, rowSum, pe);
+          }
+        rowSum = rowReduce(b, loc, rowSum, /*max=*/false);
+        Value oldSum = extract(b, loc, adaptor.getSum(), {row});
+        Value sum = arith::AddFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, oldSum, alpha), rowSum);
+        newMax = insert(b, loc, max, newMax, {row});
+        newSum = insert(b, loc, sum, newSum, {row});
+        alphas = insert(b, loc, alpha, alphas, {row});
+      }
+    rewriter.replaceOp(op, {p, newMax, newSum, alphas});
+    return success();
+  }
+};
+
+struct ScaleRowsLowering : public OpConversionPattern<ScaleRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ScaleRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    FragmentShape shape = FragmentShape::of(op.getAcc().getType());
+    Value result = mapAccumulator(
+        b, loc, adaptor.getAcc(), shape,
+        [&](int64_t m, int64_t, int64_t half, int64_t, Value value) {
+          Value factor = extract(b, loc, adaptor.getFactors(), {m * 2 + half});
+          return arith::MulFOp::create(b, loc, value, factor).getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ConvertLayoutLowering : public OpConversionPattern<ConvertLayoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TileType result = op.getResult().getType();
+    Type element = result.getElementType();
+    if (element.isF32())
+      return op.emitOpError() << "to f32 (tf32) fragments is not lowered yet";
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    FragmentShape acc = FragmentShape::of(op.getSource().getType());
+    FragmentShape a = FragmentShape::of(result);
+    VectorType type = fragmentVectorType(result);
+    Value out = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+    auto pairType = VectorType::get({2}, element);
+    // A register r of k step j: accumulator tile 2j + r / 2, half r % 2.
+    for (int64_t m = 0; m < a.mTiles; ++m)
+      for (int64_t k = 0; k < a.kSteps; ++k)
+        for (int64_t r = 0; r < 4; ++r) {
+          Value pair = extract(b, loc, adaptor.getSource(),
+                               {m * acc.nTiles + 2 * k + r / 2, r % 2});
+          pair = arith::TruncFOp::create(b, loc, pairType, pair);
+          out = insert(b, loc, pair, out, {m * a.kSteps + k, r});
+        }
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct FinalizeLowering : public OpConversionPattern<FinalizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FinalizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    FragmentShape shape = FragmentShape::of(op.getAcc().getType());
+    Value zero = f32Constant(b, loc, 0.0);
+    Value one = f32Constant(b, loc, 1.0);
+    Value negInf = f32Constant(b, loc, -INFINITY);
+    Value ln2 = f32Constant(b, loc, M_LN2);
+    Value lse = adaptor.getMax();
+    SmallVector<Value> inverse;
+    for (int64_t row = 0; row < shape.mTiles * 2; ++row) {
+      Value sum = extract(b, loc, adaptor.getSum(), {row});
+      Value max = extract(b, loc, adaptor.getMax(), {row});
+      // A row that saw no visible key: output 0, lse -inf, never NaN.
+      Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                          sum, zero);
+      inverse.push_back(arith::SelectOp::create(
+          b, loc, empty, zero, arith::DivFOp::create(b, loc, one, sum)));
+      Value value = arith::MulFOp::create(
+          b, loc, arith::AddFOp::create(b, loc, max, lg2(b, loc, sum)), ln2);
+      lse = insert(b, loc,
+                   arith::SelectOp::create(b, loc, empty, negInf, value), lse,
+                   {row});
+    }
+    Value output = mapAccumulator(
+        b, loc, adaptor.getAcc(), shape,
+        [&](int64_t m, int64_t, int64_t half, int64_t, Value value) {
+          return arith::MulFOp::create(b, loc, value, inverse[m * 2 + half])
+              .getResult();
+        });
+    rewriter.replaceOp(op, {output, lse});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attngpu::populateSoftmaxToNVVMPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<MaskKVBoundLowering, MaskCausalLowering, SoftmaxStepLowering,
+               ScaleRowsLowering, ConvertLayoutLowering, FinalizeLowering>(
+      converter, patterns.getContext());
+}

@@ -1,0 +1,458 @@
+//===- AttnToAttnGPU.cpp - the tile program on the GPU level --------------===//
+//
+// Implements convert-attn-to-attngpu: each attn tile kernel becomes a
+// gpu.func of attngpu ops with the FlashAttention-2 schedule on mma.sync,
+// every decision visible in the IR for the passes after it:
+//
+//   * a 16-bit tile load is a shared buffer (xor_rows where its rows are a
+//     power of two of 16-byte chunks) filled by an async copy, waited where
+//     the tile is first read in the same block (so V's copy overlaps
+//     S = Q K^T), or right after the copy when first read in a loop;
+//   * a dot reads its operands with local_load (A row-major, B transposed
+//     for K^T) and multiplies on attngpu.mma;
+//   * the online softmax is softmax_step, scale_rows of the accumulator,
+//     P converted to an A operand in registers, and P V on attngpu.mma;
+//   * masks, finalize and the epilogue store keep their meaning on
+//     accumulator and per-row tiles.
+//
+// Barriers and shared offsets are not decided here: attngpu-insert-barriers
+// and attngpu-allocate-shared do that. Scalar code (indices, strides, the
+// loop structure) is cloned as written, so the kernel's own addressing --
+// right or wrong -- is what runs. What the schedule does not cover yet (f32
+// tiles, head dims off multiples of 16, transposed A) is an error at the op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
+#include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOATTNGPU
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace ag = mlir::attngpu;
+
+namespace {
+
+/// What a tile value of the kernel became.
+struct Tile {
+  /// A register tile (accumulator or per-row values), or a shared buffer.
+  Value value;
+  /// For a shared buffer: the copy's token, until a wait has been placed.
+  Value token;
+  bool shared = false;
+};
+
+class KernelConverter {
+public:
+  KernelConverter(func::FuncOp kernel, gpu::GPUModuleOp module, int64_t warps,
+                  int64_t blockM)
+      : kernel(kernel), module(module), warps(warps), blockM(blockM),
+        b(kernel.getContext()) {
+    MLIRContext *context = kernel.getContext();
+    acc = ag::MmaLayoutAttr::get(context, ag::MmaInstr::mma_sync,
+                                 ag::MmaRole::acc, warps);
+    operandA = ag::MmaLayoutAttr::get(context, ag::MmaInstr::mma_sync,
+                                      ag::MmaRole::a, warps);
+    operandB = ag::MmaLayoutAttr::get(context, ag::MmaInstr::mma_sync,
+                                      ag::MmaRole::b, warps);
+    rows = ag::RowsLayoutAttr::get(context, acc);
+  }
+
+  LogicalResult convert() {
+    Location loc = kernel.getLoc();
+    b.setInsertionPointToEnd(module.getBody());
+    auto func = gpu::GPUFuncOp::create(b, loc, kernel.getName(),
+                                       kernel.getFunctionType());
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    func.setKnownBlockSizeAttr(
+        b.getDenseI32ArrayAttr({int32_t(warps * 32), 1, 1}));
+    NamedAttrList schedule;
+    schedule.append("block_m", b.getI64IntegerAttr(blockM));
+    schedule.append("warps", b.getI64IntegerAttr(warps));
+    func->setAttr(ag::kScheduleAttrName,
+                  ag::ScheduleAttr::get(b.getContext(),
+                                        schedule.getDictionary(b.getContext())));
+    Block &entry = func.getBody().front();
+    for (auto [from, to] :
+         llvm::zip_equal(kernel.getArguments(), entry.getArguments()))
+      mapping.map(from, to);
+    b.setInsertionPointToStart(&entry);
+    if (failed(convertBlock(kernel.getBody().front())))
+      return failure();
+    gpu::ReturnOp::create(b, loc);
+    return success();
+  }
+
+private:
+  LogicalResult convertBlock(Block &block) {
+    for (Operation &op : block.without_terminator())
+      if (failed(convertOp(&op)))
+        return failure();
+    return success();
+  }
+
+  static bool hasTiles(Operation *op) {
+    auto isTile = [](Type t) { return isa<RankedTensorType>(t); };
+    return llvm::any_of(op->getOperandTypes(), isTile) ||
+           llvm::any_of(op->getResultTypes(), isTile);
+  }
+
+  LogicalResult convertOp(Operation *op) {
+    Location loc = op->getLoc();
+    if (auto pid = dyn_cast<ProgramIdOp>(op)) {
+      mapping.map(pid.getResult(),
+                  gpu::BlockIdOp::create(
+                      b, loc, static_cast<gpu::Dimension>(pid.getDim())));
+      return success();
+    }
+    if (auto num = dyn_cast<NumProgramsOp>(op)) {
+      mapping.map(num.getResult(),
+                  gpu::GridDimOp::create(
+                      b, loc, static_cast<gpu::Dimension>(num.getDim())));
+      return success();
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      return convertFor(loop);
+    if (auto load = dyn_cast<TileLoadOp>(op))
+      return convertLoad(load);
+    if (auto store = dyn_cast<TileStoreOp>(op))
+      return convertStore(store);
+    if (auto dot = dyn_cast<DotOp>(op))
+      return convertDot(dot);
+    if (auto mask = dyn_cast<MaskKVBoundOp>(op)) {
+      setTile(mask.getResult(),
+              ag::MaskKVBoundOp::create(b, loc, reg(mask.getScores()),
+                                        mapping.lookup(mask.getKvStart()),
+                                        mapping.lookup(mask.getKvLen())));
+      return success();
+    }
+    if (auto mask = dyn_cast<MaskCausalOp>(op)) {
+      setTile(mask.getResult(),
+              ag::MaskCausalOp::create(b, loc, reg(mask.getScores()),
+                                       mapping.lookup(mask.getQStart()),
+                                       mapping.lookup(mask.getKvStart()),
+                                       mapping.lookup(mask.getDiagonal())));
+      return success();
+    }
+    if (auto softmax = dyn_cast<OnlineSoftmaxOp>(op))
+      return convertSoftmax(softmax);
+    if (auto fin = dyn_cast<FinalizeOp>(op)) {
+      auto result = ag::FinalizeOp::create(b, loc, reg(fin.getAcc()),
+                                           reg(fin.getMax()),
+                                           reg(fin.getSum()));
+      setTile(fin.getOutput(), result.getOutput());
+      setTile(fin.getLse(), result.getLse());
+      return success();
+    }
+    if (auto cst = dyn_cast<arith::ConstantOp>(op);
+        cst && isa<RankedTensorType>(cst.getType()))
+      return convertSplat(cst);
+    if (auto trunc = dyn_cast<arith::TruncFOp>(op);
+        trunc && isa<RankedTensorType>(trunc.getType())) {
+      // The epilogue store converts f32 to the tensor's type itself.
+      if (!llvm::all_of(trunc->getUsers(), llvm::IsaPred<TileStoreOp>))
+        return trunc.emitOpError()
+               << "on a tile is supported by the attngpu schedule only "
+                  "before a tile_store";
+      setTile(trunc.getResult(), reg(trunc.getIn()));
+      return success();
+    }
+    if (hasTiles(op))
+      return op->emitOpError()
+             << "on tiles is not supported by the attngpu schedule";
+    b.clone(*op, mapping);
+    return success();
+  }
+
+  // Tiles.
+  void setTile(Value from, Value to, bool shared = false, Value token = {}) {
+    tiles[from] = Tile{to, token, shared};
+  }
+  Value reg(Value tile) { return tiles.lookup(tile).value; }
+
+  ag::TileType tileType(ArrayRef<int64_t> shape, Type element,
+                        Attribute layout) {
+    return ag::TileType::get(b.getContext(), shape, element, layout);
+  }
+  /// Register tile type of a tensor carried in registers: per-row values
+  /// (rank 1) or an f32 accumulator (rank 2).
+  FailureOr<Type> registerType(Operation *op, Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    if (tensor.getRank() == 1 && tensor.getElementType().isF32())
+      return Type(tileType(tensor.getShape(), tensor.getElementType(), rows));
+    if (tensor.getRank() == 2 && tensor.getElementType().isF32())
+      return Type(tileType(tensor.getShape(), tensor.getElementType(), acc));
+    return op->emitOpError() << "carries a " << type
+                             << " tile the attngpu schedule keeps nowhere";
+  }
+
+  LogicalResult checkRows(Operation *op, int64_t rowCount) {
+    if (rowCount % (16 * warps) != 0)
+      return op->emitOpError()
+             << "has " << rowCount << " rows; the attngpu schedule needs a "
+             << "multiple of 16 per warp (" << warps << " warps)";
+    return success();
+  }
+
+  LogicalResult convertSplat(arith::ConstantOp cst) {
+    auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+    if (!dense || !dense.isSplat() ||
+        !isa<FloatType>(dense.getElementType()))
+      return cst.emitOpError() << "only splat float tiles are supported";
+    FailureOr<Type> type = registerType(cst, cst.getType());
+    if (failed(type) ||
+        failed(checkRows(cst, cast<ShapedType>(cst.getType()).getDimSize(0))))
+      return failure();
+    double value = dense.getSplatValue<APFloat>().convertToDouble();
+    setTile(cst.getResult(),
+            ag::SplatOp::create(b, cst.getLoc(), *type,
+                                b.getF64FloatAttr(value)));
+    return success();
+  }
+
+  LogicalResult convertLoad(TileLoadOp load) {
+    auto type = cast<RankedTensorType>(load.getResult().getType());
+    Type element = type.getElementType();
+    if (type.getRank() != 2 || (!element.isF16() && !element.isBF16()))
+      return load.emitOpError()
+             << "of " << type << ": the attngpu schedule stages 2-D f16 and "
+             << "bf16 tiles so far";
+    int64_t rowBytes = type.getDimSize(1) * 2;
+    bool pow2Chunks = rowBytes % 16 == 0 && llvm::isPowerOf2_64(rowBytes / 16);
+    auto bufferType = ag::SharedType::get(
+        b.getContext(), type.getShape(), element,
+        pow2Chunks ? ag::SharedLayout::xor_rows : ag::SharedLayout::plain, 1);
+    Location loc = load.getLoc();
+    Value buffer = ag::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
+    SmallVector<Value> offsets;
+    for (Value offset : load.getOffsets())
+      offsets.push_back(mapping.lookup(offset));
+    std::optional<ag::Padding> padding;
+    if (load.getPadding())
+      padding = static_cast<ag::Padding>(load.getPaddingOrDefault());
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value token = ag::AsyncCopyOp::create(
+        b, loc, mapping.lookup(load.getBase()), offsets, load.getDims(),
+        load.getBoundaryCheckAttr(),
+        padding ? ag::PaddingAttr::get(b.getContext(), *padding)
+                : ag::PaddingAttr(),
+        buffer, zero);
+    // Waited where first read in this block; read elsewhere (a loop body),
+    // waited here.
+    bool readHere = llvm::all_of(load->getUsers(), [&](Operation *user) {
+      return user->getBlock() == load->getBlock();
+    });
+    if (!readHere) {
+      ag::AsyncWaitOp::create(b, loc, ValueRange{token});
+      token = Value();
+    }
+    setTile(load.getResult(), buffer, /*shared=*/true, token);
+    return success();
+  }
+
+  /// Reads staged tile `tile` into registers with `layout`.
+  FailureOr<Value> readShared(Operation *user, Value tile,
+                              ArrayRef<int64_t> shape, Attribute layout,
+                              bool transpose) {
+    auto it = tiles.find(tile);
+    if (it == tiles.end() || !it->second.shared)
+      return user->emitOpError()
+             << "reads a tile the attngpu schedule does not stage in shared "
+                "memory (only tile_load results can be dot operands)";
+    Location loc = user->getLoc();
+    if (it->second.token) {
+      ag::AsyncWaitOp::create(b, loc, ValueRange{it->second.token});
+      it->second.token = Value();
+    }
+    Value buffer = it->second.value;
+    auto bufferType = cast<ag::SharedType>(buffer.getType());
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    return Value(ag::LocalLoadOp::create(
+        b, loc, tileType(shape, bufferType.getElementType(), layout), buffer,
+        zero, transpose));
+  }
+
+  LogicalResult convertDot(DotOp dot) {
+    if (dot.getTransposeA())
+      return dot.emitOpError()
+             << "with transpose_a is not supported by the attngpu schedule";
+    int64_t m = dot.getM(), n = dot.getN(), k = dot.getK();
+    if (failed(checkRows(dot, m)))
+      return failure();
+    if (k % 16 != 0 || n % 16 != 0)
+      return dot.emitOpError()
+             << "of " << m << "x" << n << "x" << k << ": the attngpu schedule "
+             << "needs N and K multiples of 16 so far";
+    FailureOr<Value> a =
+        readShared(dot, dot.getA(), {m, k}, operandA, /*transpose=*/false);
+    if (failed(a))
+      return failure();
+    FailureOr<Value> bOperand = readShared(dot, dot.getB(), {k, n}, operandB,
+                                           dot.getTransposeB());
+    if (failed(bOperand))
+      return failure();
+    Location loc = dot.getLoc();
+    auto accType = tileType({m, n}, b.getF32Type(), acc);
+    Value init = dot.getAcc()
+                     ? reg(dot.getAcc())
+                     : Value(ag::SplatOp::create(b, loc, accType,
+                                                 b.getF64FloatAttr(0.0)));
+    setTile(dot.getResult(),
+            ag::MmaOp::create(b, loc, accType, *a, *bOperand, init));
+    return success();
+  }
+
+  LogicalResult convertSoftmax(OnlineSoftmaxOp softmax) {
+    Location loc = softmax.getLoc();
+    auto scores = cast<RankedTensorType>(softmax.getScores().getType());
+    auto values = cast<RankedTensorType>(softmax.getValues().getType());
+    int64_t keys = scores.getDimSize(1), dv = values.getDimSize(1);
+    if (keys % 16 != 0 || dv % 16 != 0)
+      return softmax.emitOpError()
+             << "with " << keys << " keys by " << dv << " value columns: the "
+             << "attngpu schedule needs multiples of 16 so far";
+    auto step = ag::SoftmaxStepOp::create(
+        b, loc, reg(softmax.getScores()), mapping.lookup(softmax.getScale()),
+        reg(softmax.getMax()), reg(softmax.getSum()));
+    Value rescaled = ag::ScaleRowsOp::create(b, loc, reg(softmax.getAcc()),
+                                             step.getAlpha());
+    // P never leaves registers: the accumulator layout of S is the A
+    // operand layout of P V.
+    Value p = ag::ConvertLayoutOp::create(
+        b, loc,
+        tileType(scores.getShape(), values.getElementType(), operandA),
+        step.getP());
+    FailureOr<Value> v = readShared(softmax, softmax.getValues(), {keys, dv},
+                                    operandB, /*transpose=*/false);
+    if (failed(v))
+      return failure();
+    Value updated =
+        ag::MmaOp::create(b, loc, rescaled.getType(), p, *v, rescaled);
+    setTile(softmax.getNewMax(), step.getNewMax());
+    setTile(softmax.getNewSum(), step.getNewSum());
+    setTile(softmax.getNewAcc(), updated);
+    return success();
+  }
+
+  LogicalResult convertStore(TileStoreOp store) {
+    auto it = tiles.find(store.getValue());
+    if (it == tiles.end() || it->second.shared)
+      return store.emitOpError()
+             << "stores a tile the attngpu schedule does not hold in "
+                "registers";
+    SmallVector<Value> offsets;
+    for (Value offset : store.getOffsets())
+      offsets.push_back(mapping.lookup(offset));
+    ag::StoreOp::create(b, store.getLoc(), it->second.value,
+                        mapping.lookup(store.getBase()), offsets,
+                        store.getDims(), store.getBoundaryCheckAttr());
+    return success();
+  }
+
+  LogicalResult convertFor(scf::ForOp loop) {
+    Location loc = loop.getLoc();
+    SmallVector<Value> inits;
+    for (Value init : loop.getInitArgs()) {
+      if (isa<RankedTensorType>(init.getType())) {
+        auto it = tiles.find(init);
+        if (it == tiles.end() || it->second.shared)
+          return loop.emitOpError()
+                 << "carries a tile the attngpu schedule does not hold in "
+                    "registers";
+        inits.push_back(it->second.value);
+      } else {
+        inits.push_back(mapping.lookup(init));
+      }
+    }
+    auto converted = scf::ForOp::create(
+        b, loc, mapping.lookup(loop.getLowerBound()),
+        mapping.lookup(loop.getUpperBound()), mapping.lookup(loop.getStep()),
+        inits);
+    for (NamedAttribute attr : loop->getDiscardableAttrs())
+      converted->setAttr(attr.getName(), attr.getValue());
+    Block *body = converted.getBody();
+    mapping.map(loop.getInductionVar(), converted.getInductionVar());
+    for (auto [from, to] :
+         llvm::zip_equal(loop.getRegionIterArgs(), converted.getRegionIterArgs())) {
+      if (isa<RankedTensorType>(from.getType()))
+        setTile(from, to);
+      else
+        mapping.map(from, to);
+    }
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    if (failed(convertBlock(*loop.getBody())))
+      return failure();
+    SmallVector<Value> yielded;
+    for (Value value : loop.getYieldedValues())
+      yielded.push_back(isa<RankedTensorType>(value.getType())
+                            ? reg(value)
+                            : mapping.lookup(value));
+    scf::YieldOp::create(b, loc, yielded);
+    b.setInsertionPointAfter(converted);
+    for (auto [from, to] :
+         llvm::zip_equal(loop.getResults(), converted.getResults())) {
+      if (isa<RankedTensorType>(from.getType()))
+        setTile(from, to);
+      else
+        mapping.map(from, to);
+    }
+    return success();
+  }
+
+  func::FuncOp kernel;
+  gpu::GPUModuleOp module;
+  int64_t warps, blockM;
+  OpBuilder b;
+  IRMapping mapping;
+  DenseMap<Value, Tile> tiles;
+  ag::MmaLayoutAttr acc, operandA, operandB;
+  ag::RowsLayoutAttr rows;
+};
+
+struct ConvertAttnToAttnGPUPass
+    : public mlir::attn::impl::ConvertAttnToAttnGPUBase<
+          ConvertAttnToAttnGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> kernels = collectTileKernels(module);
+    if (kernels.empty())
+      return;
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToEnd(module.getBody());
+    auto gpuModule =
+        gpu::GPUModuleOp::create(b, module.getLoc(), "attn_kernels");
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+    for (func::FuncOp kernel : kernels) {
+      if (failed(verifyBlockPointersLowered(kernel)))
+        return signalPassFailure();
+      auto blockM = kernel->getAttrOfType<IntegerAttr>("attn.block_m");
+      if (!blockM || blockM.getInt() <= 0 || blockM.getInt() % 16 != 0 ||
+          blockM.getInt() > 256) {
+        kernel.emitOpError() << "the GPU schedule needs attn.block_m, a "
+                                "multiple of 16 up to 256";
+        return signalPassFailure();
+      }
+      FailureOr<int64_t> warps = gpuWarpsPerBlock(kernel, blockM.getInt());
+      if (failed(warps) ||
+          failed(KernelConverter(kernel, gpuModule, *warps, blockM.getInt())
+                     .convert()))
+        return signalPassFailure();
+      kernel.erase();
+    }
+  }
+};
+
+} // namespace
