@@ -191,6 +191,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("PTX features"),
                                llvm::cl::init("+ptx80")};
+  Option<bool> viaAttnGPU{
+      *this, "attngpu",
+      llvm::cl::desc("Lower through the attngpu level (the schedule knob "
+                     "attngpu; experimental)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -212,6 +217,7 @@ void mlir::attn::registerAttnPipelines() {
         GpuTarget target;
         target.chip = opts.chip;
         target.features = opts.features;
+        target.viaAttnGPU = opts.viaAttnGPU;
         buildGpuLoweringPipeline(pm, target);
       });
   PassPipelineRegistration<GpuPipelineOptions>(

@@ -142,38 +142,80 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
           memref::ExtractAlignedPointerAsIndexOp::create(b, loc, src);
     }
 
-    int64_t passes = (total + *threads - 1) / *threads;
-    for (int64_t pass = 0; pass < passes; ++pass) {
-      Value item = arith::AddIOp::create(
-          b, loc, thread.threadId, indexConstant(b, loc, pass * *threads));
-      auto emitItem = [&](OpBuilder &b) {
-        Value row = arith::DivUIOp::create(b, loc, item,
-                                           indexConstant(b, loc, chunksPerRow));
-        Value chunk = arith::RemUIOp::create(
-            b, loc, item, indexConstant(b, loc, chunksPerRow));
-        Value col = arith::MulIOp::create(b, loc, chunk,
-                                          indexConstant(b, loc, chunkElements));
-        if (byChunks)
+    // Element by element, as a loop over the tile strided by the CTA (the
+    // fallback stays small in the code).
+    auto copyByElements = [&](OpBuilder &b) {
+      Value first = thread.threadId;
+      auto loop = scf::ForOp::create(b, loc, first,
+                                     indexConstant(b, loc, rows * cols),
+                                     indexConstant(b, loc, *threads));
+      OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
+      Value i = loop.getInductionVar();
+      Value row = arith::DivUIOp::create(body, loc, i,
+                                         indexConstant(body, loc, cols));
+      Value col = arith::RemUIOp::create(body, loc, i,
+                                         indexConstant(body, loc, cols));
+      copyElement(body, loc, op, type, src, dst, stage, adaptor.getOffsets(),
+                  sizes, checked, row, col, padding);
+    };
+    // cp.async of every chunk, unrolled over the CTA's passes.
+    auto copyByChunks = [&](OpBuilder &b) {
+      int64_t passes = (total + *threads - 1) / *threads;
+      for (int64_t pass = 0; pass < passes; ++pass) {
+        Value item = arith::AddIOp::create(
+            b, loc, thread.threadId, indexConstant(b, loc, pass * *threads));
+        auto emitItem = [&](OpBuilder &b) {
+          Value row = arith::DivUIOp::create(
+              b, loc, item, indexConstant(b, loc, chunksPerRow));
+          Value chunk = arith::RemUIOp::create(
+              b, loc, item, indexConstant(b, loc, chunksPerRow));
+          Value col = arith::MulIOp::create(
+              b, loc, chunk, indexConstant(b, loc, chunkElements));
           copyChunk(b, loc, op, type, src, dst, stage, adaptor.getOffsets(),
-                    sizes, sourceStrides, basePointer, baseOffset, checked,
-                    row, col, chunkElements, padding);
-        else
-          for (int64_t e = 0; e < chunkElements; ++e)
-            copyElement(b, loc, op, type, src, dst, stage,
-                        adaptor.getOffsets(), sizes, checked, row,
-                        arith::AddIOp::create(b, loc, col,
-                                              indexConstant(b, loc, e)),
-                        padding);
-      };
-      if ((pass + 1) * *threads <= total) {
-        emitItem(b);
-      } else {
-        Value inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                             item, indexConstant(b, loc, total));
-        auto guard = scf::IfOp::create(b, loc, inTile, /*withElse=*/false);
-        OpBuilder inner = guard.getThenBodyBuilder();
-        emitItem(inner);
+                    sizes, checked, row, col, chunkElements);
+        };
+        if ((pass + 1) * *threads <= total) {
+          emitItem(b);
+        } else {
+          Value inTile = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, item,
+              indexConstant(b, loc, total));
+          auto guard = scf::IfOp::create(b, loc, inTile, /*withElse=*/false);
+          OpBuilder inner = guard.getThenBodyBuilder();
+          emitItem(inner);
+        }
       }
+    };
+    if (!byChunks) {
+      copyByElements(b);
+    } else {
+      // Every chunk is aligned for cp.async iff the tile's first element and
+      // its row pitch are (chunks start at multiples of chunkElements in a
+      // row): one check at run time for the tile.
+      int64_t chunkBytesInt = chunkElements * elementBytes;
+      Value eltBytes = indexConstant(b, loc, elementBytes);
+      Value linear = baseOffset;
+      for (auto [index, stride] :
+           llvm::zip_equal(adaptor.getOffsets(), sourceStrides))
+        linear = arith::AddIOp::create(
+            b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
+      Value address = arith::AddIOp::create(
+          b, loc, basePointer, arith::MulIOp::create(b, loc, linear, eltBytes));
+      Value pitch =
+          arith::MulIOp::create(b, loc, sourceStrides[dims[0]], eltBytes);
+      Value misaligned = arith::OrIOp::create(
+          b, loc,
+          arith::RemUIOp::create(b, loc, address,
+                                 indexConstant(b, loc, chunkBytesInt)),
+          arith::RemUIOp::create(b, loc, pitch,
+                                 indexConstant(b, loc, chunkBytesInt)));
+      Value aligned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            misaligned, indexConstant(b, loc, 0));
+      auto branch = scf::IfOp::create(b, loc, aligned, /*withElse=*/true);
+      OpBuilder then = branch.getThenBodyBuilder();
+      copyByChunks(then);
+      OpBuilder otherwise = branch.getElseBodyBuilder();
+      copyByElements(otherwise);
     }
     // One cp.async group per copy op: async_wait counts them.
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
@@ -253,9 +295,8 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
   static void copyChunk(OpBuilder &b, Location loc, AsyncCopyOp op,
                         SharedType type, Value src, Value dst, Value stage,
                         ValueRange offsets, ArrayRef<Value> sizes,
-                        ArrayRef<Value> strides, Value basePointer,
-                        Value baseOffset, ArrayRef<bool> checked, Value row,
-                        Value col, int64_t chunkElements, Padding padding) {
+                        ArrayRef<bool> checked, Value row, Value col,
+                        int64_t chunkElements) {
     SmallVector<Value> indices = sourceIndices(b, loc, op, offsets, row, col);
     ArrayRef<int64_t> dims = op.getDims();
     Value chunk = indexConstant(b, loc, chunkElements);
@@ -276,44 +317,20 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                                        indices[dims[0]], sizes[dims[0]]);
       count = arith::SelectOp::create(b, loc, ok, count, zero);
     }
-    // A chunk that reads nothing still needs an address: keep it at the
+    // A chunk that reads nothing still needs a valid, aligned address: the
     // tile's first element.
     Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                        count, zero);
     SmallVector<Value> safe;
     for (auto [index, origin] : llvm::zip_equal(indices, offsets))
       safe.push_back(arith::SelectOp::create(b, loc, none, origin, index));
-    // The chunk's global address must be chunk-aligned for cp.async.
     int64_t elementBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
-    Value linear = baseOffset;
-    for (auto [index, stride] : llvm::zip_equal(safe, strides))
-      linear = arith::AddIOp::create(
-          b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
-    Value address = arith::AddIOp::create(
-        b, loc, basePointer,
-        arith::MulIOp::create(b, loc, linear,
-                              indexConstant(b, loc, elementBytes)));
-    Value aligned = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(
-            b, loc, address,
-            indexConstant(b, loc, chunkElements * elementBytes)),
-        zero);
-    auto branch = scf::IfOp::create(b, loc, aligned, /*withElse=*/true);
-    OpBuilder then = branch.getThenBodyBuilder();
     nvgpu::DeviceAsyncCopyOp::create(
-        then, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
-        sharedIndices(then, loc, type, stage, row, col), src, safe,
-        then.getIndexAttr(chunkElements), count,
-        /*bypassL1=*/chunkElements * elementBytes == 16 ? then.getUnitAttr()
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+        sharedIndices(b, loc, type, stage, row, col), src, safe,
+        b.getIndexAttr(chunkElements), count,
+        /*bypassL1=*/chunkElements * elementBytes == 16 ? b.getUnitAttr()
                                                           : UnitAttr());
-    OpBuilder otherwise = branch.getElseBodyBuilder();
-    for (int64_t e = 0; e < chunkElements; ++e)
-      copyElement(otherwise, loc, op, type, src, dst, stage, offsets, sizes,
-                  checked, row,
-                  arith::AddIOp::create(otherwise, loc, col,
-                                        indexConstant(otherwise, loc, e)),
-                  padding);
   }
 };
 

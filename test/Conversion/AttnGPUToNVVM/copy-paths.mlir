@@ -1,15 +1,39 @@
 // RUN: attn-opt %s --split-input-file --convert-attngpu-to-nvvm | FileCheck %s
 
 // The copy paths: chunks of cp.async where the source's innermost dim is
-// the tile's rows; element by element where it is not (a column-major
-// source), where the padding is not zero, or where a row is not a whole
-// number of 4-byte pieces. Hand-set offsets still tell the launch its
-// shared bytes.
+// the tile's rows and the tile is aligned at run time (else a loop copies it
+// element by element); element by element always where the source is
+// column-major, the padding is not zero, or a row is not a whole number of
+// 4-byte pieces. Hand-set offsets still tell the launch its shared bytes.
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // One alignment check for the tile, not one per chunk.
+    // CHECK-LABEL: gpu.func @row_major
+    // CHECK: memref.extract_aligned_pointer_as_index
+    // CHECK: scf.if
+    // CHECK-COUNT-4: nvgpu.device_async_copy
+    // CHECK: } else {
+    // CHECK: scf.for
+    // CHECK-NOT: nvgpu.device_async_copy
+    // CHECK: nvvm.cp.async.commit.group
+    gpu.func @row_major(%g: memref<?x64xf16, strided<[?, 1], offset: ?>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16, xor_rows>
+      %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %b[%c0] : memref<?x64xf16, strided<[?, 1], offset: ?>>, !attngpu.shared<64x64xf16, xor_rows>
+      attngpu.async_wait %t
+      gpu.return
+    }
+  }
+}
+
+// -----
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     // CHECK-LABEL: gpu.func @column_major
     // CHECK-NOT: nvgpu.device_async_copy
+    // CHECK: scf.for
     // CHECK: memref.load
     // CHECK: memref.store
     // CHECK: nvvm.cp.async.commit.group
@@ -30,6 +54,7 @@ module attributes {gpu.container_module} {
   gpu.module @kernels {
     // CHECK-LABEL: gpu.func @nan_padding
     // CHECK-NOT: nvgpu.device_async_copy
+    // CHECK: scf.for
     // CHECK: scf.if
     // CHECK: memref.load
     // CHECK: arith.constant 0x7E00 : f16
@@ -47,10 +72,10 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    // 3 f16 columns (6 bytes) per row: 16 x 3 elements, one per item.
+    // 3 f16 columns (6 bytes) per row: 16 x 3 elements in a loop.
     // CHECK-LABEL: gpu.func @narrow_rows
     // CHECK-NOT: nvgpu.device_async_copy
-    // CHECK-COUNT-1: scf.if
+    // CHECK: scf.for
     // CHECK: memref.store
     gpu.func @narrow_rows(%g: memref<16x3xf16>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
       %c0 = arith.constant 0 : index
