@@ -190,6 +190,18 @@ static Value mmaSync(OpBuilder &b, Location loc, Value a, Value bFrag,
                                         out);
 }
 
+/// Whether a shared-memory read may move from before `op` to after it.
+static bool canReadAcross(Operation *op) {
+  if (isa<BarrierOp, NamedBarrierOp, AsyncWaitOp, WgmmaWaitOp, AsyncCopyOp,
+          LocalStoreOp, WarpPartitionOp>(op) ||
+      op->getNumRegions() != 0)
+    return false;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return isa<LocalLoadOp>(op) || op->hasTrait<OpTrait::ConstantLike>();
+  return !effects.hasEffect<MemoryEffects::Write>();
+}
+
 struct MmaLowering : public OpConversionPattern<MmaOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -204,10 +216,17 @@ struct MmaLowering : public OpConversionPattern<MmaOp> {
     // An operand read from shared memory for this product alone is read
     // fragment by fragment where it is used, so that only one k step of A
     // and one B fragment are live at a time (not the whole tile).
+    // Only where nothing between the two can change what the load read:
+    // same block, no barrier, no wait and no shared-memory write between.
     auto readerOf = [&](Value operand) -> std::optional<FragmentReader> {
       auto load = operand.getDefiningOp<LocalLoadOp>();
-      if (!load || !load->hasOneUse() || failed(checkSixteenBit(load)))
+      if (!load || !load->hasOneUse() || load->getBlock() != op->getBlock() ||
+          load.getResult().getType().getElementType().isF32())
         return std::nullopt;
+      for (Operation *it = load->getNextNode(); it != op;
+           it = it->getNextNode())
+        if (!canReadAcross(it))
+          return std::nullopt;
       return FragmentReader(b, loc, load,
                             rewriter.getRemappedValue(load.getBuffer()),
                             rewriter.getRemappedValue(load.getStage()));

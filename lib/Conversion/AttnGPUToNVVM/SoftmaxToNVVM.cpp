@@ -267,15 +267,15 @@ struct FinalizeLowering : public OpConversionPattern<FinalizeOp> {
     Value negInf = f32Constant(b, loc, -INFINITY);
     Value ln2 = f32Constant(b, loc, M_LN2);
     Value lse = adaptor.getMax();
-    SmallVector<Value> inverse;
+    SmallVector<Value> inverse, empties;
     for (int64_t row = 0; row < shape.mTiles * 2; ++row) {
       Value sum = extract(b, loc, adaptor.getSum(), {row});
       Value max = extract(b, loc, adaptor.getMax(), {row});
       // A row that saw no visible key: output 0, lse -inf, never NaN.
       Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                           sum, zero);
-      inverse.push_back(arith::SelectOp::create(
-          b, loc, empty, zero, arith::DivFOp::create(b, loc, one, sum)));
+      empties.push_back(empty);
+      inverse.push_back(arith::DivFOp::create(b, loc, one, sum));
       Value value = arith::MulFOp::create(
           b, loc, arith::AddFOp::create(b, loc, max, lg2(b, loc, sum)), ln2);
       lse = insert(b, loc,
@@ -285,7 +285,12 @@ struct FinalizeLowering : public OpConversionPattern<FinalizeOp> {
     Value output = mapAccumulator(
         b, loc, adaptor.getAcc(), shape,
         [&](int64_t m, int64_t, int64_t half, int64_t, Value value) {
-          return arith::MulFOp::create(b, loc, value, inverse[m * 2 + half])
+          // Selected, not multiplied by 0: an empty row's accumulator may
+          // hold NaN (0 * inf in the products), its output must not.
+          int64_t row = m * 2 + half;
+          return arith::SelectOp::create(
+                     b, loc, empties[row], zero,
+                     arith::MulFOp::create(b, loc, value, inverse[row]))
               .getResult();
         });
     rewriter.replaceOp(op, {output, lse});

@@ -83,6 +83,11 @@ public:
     func->setAttr(ag::kScheduleAttrName,
                   ag::ScheduleAttr::get(b.getContext(),
                                         schedule.getDictionary(b.getContext())));
+    for (Type type : kernel.getArgumentTypes())
+      if (isa<RankedTensorType>(type))
+        return kernel.emitOpError()
+               << "takes a tile argument (" << type
+               << "): kernel arguments are memrefs and scalars";
     Block &entry = func.getBody().front();
     for (auto [from, to] :
          llvm::zip_equal(kernel.getArguments(), entry.getArguments()))
@@ -130,6 +135,9 @@ private:
       return convertStore(store);
     if (auto dot = dyn_cast<DotOp>(op))
       return convertDot(dot);
+    if (isa<MaskKVBoundOp, MaskCausalOp, FinalizeOp>(op) &&
+        failed(checkRegisters(op, op->getOperands())))
+      return failure();
     if (auto mask = dyn_cast<MaskKVBoundOp>(op)) {
       setTile(mask.getResult(),
               ag::MaskKVBoundOp::create(b, loc, reg(mask.getScores()),
@@ -171,6 +179,18 @@ private:
     if (hasTiles(op))
       return op->emitOpError()
              << "on tiles is not supported by the attngpu schedule";
+    // Regions other than scf.for loops (handled above) are cloned as scalar
+    // code: they must not hold tile computations.
+    WalkResult nested = op->walk([&](Operation *inner) {
+      if (inner != op && (hasTiles(inner) ||
+                          isa<AttnDialect>(inner->getDialect())))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (nested.wasInterrupted())
+      return op->emitOpError()
+             << "holds tile computations the attngpu schedule does not "
+                "cover (only scf.for loops may)";
     b.clone(*op, mapping);
     return success();
   }
@@ -180,6 +200,18 @@ private:
     tiles[from] = Tile{to, token, shared};
   }
   Value reg(Value tile) { return tiles.lookup(tile).value; }
+  /// Whether every tile operand of `op` is held in registers.
+  LogicalResult checkRegisters(Operation *op, ValueRange operands) {
+    for (Value operand : operands) {
+      if (!isa<RankedTensorType>(operand.getType()))
+        continue;
+      auto it = tiles.find(operand);
+      if (it == tiles.end() || it->second.shared)
+        return op->emitOpError() << "reads a tile the attngpu schedule does "
+                                    "not hold in registers";
+    }
+    return success();
+  }
 
   ag::TileType tileType(ArrayRef<int64_t> shape, Type element,
                         Attribute layout) {
@@ -191,8 +223,13 @@ private:
     auto tensor = cast<RankedTensorType>(type);
     if (tensor.getRank() == 1 && tensor.getElementType().isF32())
       return Type(tileType(tensor.getShape(), tensor.getElementType(), rows));
-    if (tensor.getRank() == 2 && tensor.getElementType().isF32())
+    if (tensor.getRank() == 2 && tensor.getElementType().isF32()) {
+      if (tensor.getDimSize(1) % 8 != 0)
+        return op->emitOpError()
+               << "carries a " << type << " tile: accumulator columns must "
+               << "be a multiple of 8";
       return Type(tileType(tensor.getShape(), tensor.getElementType(), acc));
+    }
     return op->emitOpError() << "carries a " << type
                              << " tile the attngpu schedule keeps nowhere";
   }
@@ -261,20 +298,29 @@ private:
     return success();
   }
 
-  /// Reads staged tile `tile` into registers with `layout`.
-  FailureOr<Value> readShared(Operation *user, Value tile,
-                              ArrayRef<int64_t> shape, Attribute layout,
-                              bool transpose) {
+  /// Places the wait for staged tile `tile`'s copy if not placed yet.
+  LogicalResult waitFor(Operation *user, Value tile) {
     auto it = tiles.find(tile);
     if (it == tiles.end() || !it->second.shared)
       return user->emitOpError()
              << "reads a tile the attngpu schedule does not stage in shared "
                 "memory (only tile_load results can be dot operands)";
-    Location loc = user->getLoc();
     if (it->second.token) {
-      ag::AsyncWaitOp::create(b, loc, ValueRange{it->second.token});
+      ag::AsyncWaitOp::create(b, user->getLoc(),
+                              ValueRange{it->second.token});
       it->second.token = Value();
     }
+    return success();
+  }
+
+  /// Reads staged tile `tile` into registers with `layout`.
+  FailureOr<Value> readShared(Operation *user, Value tile,
+                              ArrayRef<int64_t> shape, Attribute layout,
+                              bool transpose) {
+    if (failed(waitFor(user, tile)))
+      return failure();
+    auto it = tiles.find(tile);
+    Location loc = user->getLoc();
     Value buffer = it->second.value;
     auto bufferType = cast<ag::SharedType>(buffer.getType());
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -294,6 +340,9 @@ private:
       return dot.emitOpError()
              << "of " << m << "x" << n << "x" << k << ": the attngpu schedule "
              << "needs N and K multiples of 16 so far";
+    // Both copies waited, then both tiles read: one barrier serves both.
+    if (failed(waitFor(dot, dot.getA())) || failed(waitFor(dot, dot.getB())))
+      return failure();
     FailureOr<Value> a =
         readShared(dot, dot.getA(), {m, k}, operandA, /*transpose=*/false);
     if (failed(a))
@@ -304,6 +353,8 @@ private:
       return failure();
     Location loc = dot.getLoc();
     auto accType = tileType({m, n}, b.getF32Type(), acc);
+    if (dot.getAcc() && failed(checkRegisters(dot, dot.getAcc())))
+      return failure();
     Value init = dot.getAcc()
                      ? reg(dot.getAcc())
                      : Value(ag::SplatOp::create(b, loc, accType,
@@ -315,6 +366,9 @@ private:
 
   LogicalResult convertSoftmax(OnlineSoftmaxOp softmax) {
     Location loc = softmax.getLoc();
+    if (failed(checkRegisters(softmax, {softmax.getScores(), softmax.getMax(),
+                                        softmax.getSum(), softmax.getAcc()})))
+      return failure();
     auto scores = cast<RankedTensorType>(softmax.getScores().getType());
     auto values = cast<RankedTensorType>(softmax.getValues().getType());
     int64_t keys = scores.getDimSize(1), dv = values.getDimSize(1);

@@ -21,9 +21,9 @@
 // CHECK: %[[KT:.+]] = attngpu.async_copy %arg1{{.+}} into %[[K]]
 // CHECK: %[[V:.+]] = attngpu.alloc_shared : !attngpu.shared<64x32xf16, xor_rows>
 // CHECK: %[[VT:.+]] = attngpu.async_copy %arg2{{.+}} into %[[V]]
-// CHECK: %[[QA:.+]] = attngpu.local_load %[[Q]]{{.+}} -> !attngpu.tile<128x32xf16, #attngpu.mma<mma_sync, a, warps = 8>>
 // V's copy stays in flight while S = Q K^T runs.
 // CHECK: attngpu.async_wait %[[KT]]
+// CHECK: %[[QA:.+]] = attngpu.local_load %[[Q]]{{.+}} -> !attngpu.tile<128x32xf16, #attngpu.mma<mma_sync, a, warps = 8>>
 // CHECK: %[[KB:.+]] = attngpu.local_load %[[K]]{{.+}} transpose {{.+}} -> !attngpu.tile<32x64xf16, #attngpu.mma<mma_sync, b, warps = 8>>
 // CHECK: %[[S:.+]] = attngpu.mma %[[QA]], %[[KB]]
 // CHECK: %[[SM:.+]] = attngpu.mask_kv_bound %[[S]]

@@ -544,9 +544,9 @@ func.func @f(%s: !acc, %m: !rows) {
 // -----
 
 !acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
-!p = !attngpu.tile<64x64xf16, #attngpu.mma<wgmma, a, warps = 4>>
+!p = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
 func.func @f(%s: !acc) {
-  // expected-error @+1 {{source must be an mma_sync accumulator, got #attngpu.mma<wgmma, acc, warps = 4>}}
+  // expected-error @+1 {{result must be an A operand of the same instruction for the same 4 warps, got #attngpu.mma<mma_sync, a, warps = 4>}}
   %r = attngpu.convert_layout %s : !acc -> !p
   return
 }
@@ -556,7 +556,7 @@ func.func @f(%s: !acc) {
 !acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
 !p = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
 func.func @f(%s: !acc) {
-  // expected-error @+1 {{result must be an A operand for the same 4 warps, got #attngpu.mma<mma_sync, b, warps = 4>}}
+  // expected-error @+1 {{result must be an A operand of the same instruction for the same 4 warps, got #attngpu.mma<mma_sync, b, warps = 4>}}
   %r = attngpu.convert_layout %s : !acc -> !p
   return
 }

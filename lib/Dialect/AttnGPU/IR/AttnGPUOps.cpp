@@ -399,15 +399,18 @@ LogicalResult ScaleRowsOp::verify() {
 
 LogicalResult ConvertLayoutOp::verify() {
   TileType source = getSource().getType(), result = getResult().getType();
-  MmaLayoutAttr from = mmaLayoutOf(source, MmaInstr::mma_sync, MmaRole::acc);
+  auto from = dyn_cast<MmaLayoutAttr>(source.getLayout());
   auto to = dyn_cast<MmaLayoutAttr>(result.getLayout());
-  if (!from)
-    return emitOpError() << "source must be an mma_sync accumulator, got "
+  if (!from || from.getRole() != MmaRole::acc)
+    return emitOpError() << "source must be an accumulator, got "
                          << source.getLayout();
-  if (!to || to.getRole() != MmaRole::a || to.getWarps() != from.getWarps())
-    return emitOpError() << "result must be an A operand for the same "
-                         << from.getWarps() << " warps, got "
-                         << result.getLayout();
+  // (wgmma's accumulator and register A operand have mma.sync's fragment
+  // pattern per warp, so the same register moves serve both.)
+  if (!to || to.getRole() != MmaRole::a || to.getWarps() != from.getWarps() ||
+      to.getInstr() != from.getInstr())
+    return emitOpError() << "result must be an A operand of the same "
+                         << "instruction for the same " << from.getWarps()
+                         << " warps, got " << result.getLayout();
   if (source.getShape() != result.getShape())
     return emitOpError() << "shape changes from "
                          << shapeString(source.getShape()) << " to "
