@@ -123,7 +123,10 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   if (target.viaAttnGPU) {
-    pm.addPass(createConvertAttnToAttnGPU());
+    ConvertAttnToAttnGPUOptions attngpu;
+    // wgmma exists on sm_90a only (the "a" features).
+    attngpu.wgmma = target.wgmmaScores && target.chip == "sm_90a";
+    pm.addPass(createConvertAttnToAttnGPU(attngpu));
     buildAttnGPUToPtxPipeline(pm, target);
     return;
   }

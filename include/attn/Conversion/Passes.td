@@ -72,9 +72,18 @@ def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
     convert_layout (P stays in registers) and mma, masks, finalize and the
     epilogue store on accumulator tiles. Scalar code is cloned as written.
     Shared offsets and barriers are left to attngpu-allocate-shared and
-    attngpu-insert-barriers. Not covered yet (an error at the op): f32
-    tiles, head dims or key blocks off multiples of 16, transposed A.
+    attngpu-insert-barriers. With `wgmma` (sm_90a), a kernel whose every
+    dot and softmax fits (one warpgroup per 64 rows, head dims multiples of
+    64 up to 256, 16-bit) keeps its tiles in wgmma_128b buffers and runs
+    S = Q K^T and P V on attngpu.wgmma. Not covered yet (an error at the
+    op): f32 tiles, head dims or key blocks off multiples of 16, transposed
+    A.
   }];
+  let options = [
+    Option<"wgmma", "wgmma", "bool", "false",
+           "sm_90a: run the products on warpgroup wgmma where every dot and "
+           "softmax of the kernel allows it">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::attngpu::AttnGPUDialect",
                            "::mlir::gpu::GPUDialect",

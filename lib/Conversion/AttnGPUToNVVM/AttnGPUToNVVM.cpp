@@ -140,6 +140,7 @@ struct ConvertAttnGPUToNVVMPass
     populateSharedMemoryToNVVMPatterns(converter, patterns);
     populateSyncToNVVMPatterns(converter, patterns);
     populateMmaToNVVMPatterns(converter, patterns);
+    populateWgmmaToNVVMPatterns(converter, patterns);
     populateSoftmaxToNVVMPatterns(converter, patterns);
     populateStoreToNVVMPatterns(converter, patterns);
     // scf.for / scf.if / scf.yield carrying tiles and tokens.

@@ -56,14 +56,13 @@ struct Tile {
 class KernelConverter {
 public:
   KernelConverter(func::FuncOp kernel, gpu::GPUModuleOp module, int64_t warps,
-                  int64_t blockM)
+                  int64_t blockM, bool wgmma)
       : kernel(kernel), module(module), warps(warps), blockM(blockM),
-        b(kernel.getContext()) {
+        wgmma(wgmma), b(kernel.getContext()) {
     MLIRContext *context = kernel.getContext();
-    acc = ag::MmaLayoutAttr::get(context, ag::MmaInstr::mma_sync,
-                                 ag::MmaRole::acc, warps);
-    operandA = ag::MmaLayoutAttr::get(context, ag::MmaInstr::mma_sync,
-                                      ag::MmaRole::a, warps);
+    ag::MmaInstr instr = wgmma ? ag::MmaInstr::wgmma : ag::MmaInstr::mma_sync;
+    acc = ag::MmaLayoutAttr::get(context, instr, ag::MmaRole::acc, warps);
+    operandA = ag::MmaLayoutAttr::get(context, instr, ag::MmaRole::a, warps);
     operandB = ag::MmaLayoutAttr::get(context, ag::MmaInstr::mma_sync,
                                       ag::MmaRole::b, warps);
     rows = ag::RowsLayoutAttr::get(context, acc);
@@ -80,6 +79,7 @@ public:
     NamedAttrList schedule;
     schedule.append("block_m", b.getI64IntegerAttr(blockM));
     schedule.append("warps", b.getI64IntegerAttr(warps));
+    schedule.append("wgmma_scores", b.getI64IntegerAttr(wgmma));
     func->setAttr(ag::kScheduleAttrName,
                   ag::ScheduleAttr::get(b.getContext(),
                                         schedule.getDictionary(b.getContext())));
@@ -267,9 +267,12 @@ private:
              << "bf16 tiles so far";
     int64_t rowBytes = type.getDimSize(1) * 2;
     bool pow2Chunks = rowBytes % 16 == 0 && llvm::isPowerOf2_64(rowBytes / 16);
-    auto bufferType = ag::SharedType::get(
-        b.getContext(), type.getShape(), element,
-        pow2Chunks ? ag::SharedLayout::xor_rows : ag::SharedLayout::plain, 1);
+    ag::SharedLayout layout =
+        wgmma ? ag::SharedLayout::wgmma_128b
+        : pow2Chunks ? ag::SharedLayout::xor_rows
+                     : ag::SharedLayout::plain;
+    auto bufferType = ag::SharedType::get(b.getContext(), type.getShape(),
+                                          element, layout, 1);
     Location loc = load.getLoc();
     Value buffer = ag::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
     SmallVector<Value> offsets;
@@ -343,6 +346,23 @@ private:
     // Both copies waited, then both tiles read: one barrier serves both.
     if (failed(waitFor(dot, dot.getA())) || failed(waitFor(dot, dot.getB())))
       return failure();
+    if (wgmma) {
+      // Both operands straight from their buffers; waited at once.
+      Location loc = dot.getLoc();
+      auto accType = tileType({m, n}, b.getF32Type(), acc);
+      Value init = dot.getAcc()
+                       ? reg(dot.getAcc())
+                       : Value(ag::SplatOp::create(b, loc, accType,
+                                                   b.getF64FloatAttr(0.0)));
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value product = ag::WgmmaOp::create(
+          b, loc, accType, tiles.lookup(dot.getA()).value, zero,
+          tiles.lookup(dot.getB()).value, zero, init, /*transpose_b=*/true);
+      setTile(dot.getResult(),
+              ag::WgmmaWaitOp::create(b, loc, ValueRange{product}, 0)
+                  .getResult(0));
+      return success();
+    }
     FailureOr<Value> a =
         readShared(dot, dot.getA(), {m, k}, operandA, /*transpose=*/false);
     if (failed(a))
@@ -387,12 +407,25 @@ private:
         b, loc,
         tileType(scores.getShape(), values.getElementType(), operandA),
         step.getP());
-    FailureOr<Value> v = readShared(softmax, softmax.getValues(), {keys, dv},
-                                    operandB, /*transpose=*/false);
-    if (failed(v))
-      return failure();
-    Value updated =
-        ag::MmaOp::create(b, loc, rescaled.getType(), p, *v, rescaled);
+    Value updated;
+    if (wgmma) {
+      if (failed(waitFor(softmax, softmax.getValues())))
+        return failure();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value product = ag::WgmmaOp::create(
+          b, loc, rescaled.getType(), p, Value(),
+          tiles.lookup(softmax.getValues()).value, zero, rescaled,
+          /*transpose_b=*/false);
+      updated = ag::WgmmaWaitOp::create(b, loc, ValueRange{product}, 0)
+                    .getResult(0);
+    } else {
+      FailureOr<Value> v = readShared(softmax, softmax.getValues(),
+                                      {keys, dv}, operandB,
+                                      /*transpose=*/false);
+      if (failed(v))
+        return failure();
+      updated = ag::MmaOp::create(b, loc, rescaled.getType(), p, *v, rescaled);
+    }
     setTile(softmax.getNewMax(), step.getNewMax());
     setTile(softmax.getNewSum(), step.getNewSum());
     setTile(softmax.getNewAcc(), updated);
@@ -468,6 +501,7 @@ private:
   func::FuncOp kernel;
   gpu::GPUModuleOp module;
   int64_t warps, blockM;
+  bool wgmma;
   OpBuilder b;
   IRMapping mapping;
   DenseMap<Value, Tile> tiles;
@@ -475,9 +509,43 @@ private:
   ag::RowsLayoutAttr rows;
 };
 
+/// Whether every product of `kernel` can run on wgmma: one warpgroup per
+/// 64 rows, 16-bit operands from tile loads whose columns are whole 64-wide
+/// slabs, K-major keys (transpose_b), accumulators up to 256 columns.
+static bool fitsWgmma(func::FuncOp kernel, int64_t warps, int64_t blockM) {
+  if (warps % 4 != 0 || blockM != 16 * warps)
+    return false;
+  auto staged16Bit = [](Value tile) {
+    auto load = tile.getDefiningOp<TileLoadOp>();
+    if (!load)
+      return false;
+    auto type = cast<RankedTensorType>(load.getResult().getType());
+    Type element = type.getElementType();
+    return type.getRank() == 2 && (element.isF16() || element.isBF16()) &&
+           type.getDimSize(1) % 64 == 0 && type.getDimSize(0) % 16 == 0;
+  };
+  bool fits = true;
+  kernel.walk([&](Operation *op) {
+    if (auto load = dyn_cast<TileLoadOp>(op))
+      fits &= staged16Bit(load.getResult());
+    if (auto dot = dyn_cast<DotOp>(op))
+      fits &= !dot.getTransposeA() && dot.getTransposeB() &&
+              staged16Bit(dot.getA()) && staged16Bit(dot.getB()) &&
+              dot.getK() % 64 == 0 && dot.getN() % 16 == 0 &&
+              dot.getN() <= 256;
+    if (auto softmax = dyn_cast<OnlineSoftmaxOp>(op)) {
+      auto values = cast<RankedTensorType>(softmax.getValues().getType());
+      fits &= staged16Bit(softmax.getValues()) &&
+              values.getDimSize(1) <= 256;
+    }
+  });
+  return fits;
+}
+
 struct ConvertAttnToAttnGPUPass
     : public mlir::attn::impl::ConvertAttnToAttnGPUBase<
           ConvertAttnToAttnGPUPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels = collectTileKernels(module);
@@ -500,8 +568,11 @@ struct ConvertAttnToAttnGPUPass
         return signalPassFailure();
       }
       FailureOr<int64_t> warps = gpuWarpsPerBlock(kernel, blockM.getInt());
+      bool useWgmma =
+          succeeded(warps) && wgmma && fitsWgmma(kernel, *warps, blockM.getInt());
       if (failed(warps) ||
-          failed(KernelConverter(kernel, gpuModule, *warps, blockM.getInt())
+          failed(KernelConverter(kernel, gpuModule, *warps, blockM.getInt(),
+                                 useWgmma)
                      .convert()))
         return signalPassFailure();
       kernel.erase();

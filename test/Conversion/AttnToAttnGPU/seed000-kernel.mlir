@@ -7,7 +7,7 @@
 // CHECK: gpu.module @attn_kernels
 // CHECK-LABEL: gpu.func @seed000_fixed
 // CHECK-SAME: kernel
-// CHECK-SAME: attngpu.schedule = #attngpu.schedule<block_m = 128, warps = 8>
+// CHECK-SAME: attngpu.schedule = #attngpu.schedule<block_m = 128, warps = 8, wgmma_scores = 0>
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-DAG: %[[ACC0:.+]] = attngpu.splat 0.000000e+00 : !attngpu.tile<128x32xf32, #attngpu.mma<mma_sync, acc, warps = 8>>
 // CHECK-DAG: %[[SUM0:.+]] = attngpu.splat 0.000000e+00 : !attngpu.tile<128xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 8>>>
@@ -55,3 +55,16 @@
 // SYNC-NEXT: attngpu.local_load
 // SYNC-NOT: attngpu.barrier
 // SYNC: scf.yield
+
+// With wgmma (sm_90a) a kernel whose products all fit keeps its tiles in
+// wgmma_128b buffers and multiplies on attngpu.wgmma (P from registers),
+// each waited at once.
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=wgmma=true | FileCheck %s --check-prefix=WGMMA
+// WGMMA-LABEL: gpu.func @mha
+// WGMMA-SAME: #attngpu.schedule<block_m = 64, warps = 4, wgmma_scores = 1>
+// WGMMA: attngpu.alloc_shared : !attngpu.shared<64x128xbf16, wgmma_128b>
+// WGMMA: %[[S:.+]] = attngpu.wgmma %{{.+}}[%{{.+}}], %{{.+}}[%{{.+}}], %{{.+}} transpose_b : !attngpu.shared<64x128xbf16, wgmma_128b>, !attngpu.shared<{{.+}}xbf16, wgmma_128b> -> !attngpu.tile<64x{{.+}}xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+// WGMMA-NEXT: attngpu.wgmma_wait %[[S]] pending = 0
+// WGMMA: %[[P:.+]] = attngpu.convert_layout {{.+}} -> !attngpu.tile<64x{{.+}}xbf16, #attngpu.mma<wgmma, a, warps = 4>>
+// WGMMA: %[[O:.+]] = attngpu.wgmma %[[P]], %{{.+}}[%{{.+}}], %{{.+}} : !attngpu.tile<64x{{.+}}xbf16, #attngpu.mma<wgmma, a, warps = 4>>
+// WGMMA-NEXT: attngpu.wgmma_wait %[[O]] pending = 0

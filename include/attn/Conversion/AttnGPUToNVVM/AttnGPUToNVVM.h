@@ -30,6 +30,9 @@ void populateSyncToNVVMPatterns(const TypeConverter &converter,
 /// local_load (ldmatrix) and mma (mma.sync).
 void populateMmaToNVVMPatterns(const TypeConverter &converter,
                                RewritePatternSet &patterns);
+/// wgmma (sm_90a) and wgmma_wait.
+void populateWgmmaToNVVMPatterns(const TypeConverter &converter,
+                                 RewritePatternSet &patterns);
 /// mask_kv_bound, mask_causal, softmax_step, scale_rows, convert_layout,
 /// finalize.
 void populateSoftmaxToNVVMPatterns(const TypeConverter &converter,
