@@ -126,6 +126,7 @@ void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
     ConvertAttnToAttnGPUOptions attngpu;
     // wgmma exists on sm_90a only (the "a" features).
     attngpu.wgmma = target.wgmmaScores && target.chip == "sm_90a";
+    attngpu.minBlocksPerSM = target.minBlocksPerSM;
     pm.addPass(createConvertAttnToAttnGPU(attngpu));
     buildAttnGPUToPtxPipeline(pm, target);
     return;

@@ -82,7 +82,12 @@ def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"wgmma", "wgmma", "bool", "false",
            "sm_90a: run the products on warpgroup wgmma where every dot and "
-           "softmax of the kernel allows it">
+           "softmax of the kernel allows it">,
+    Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", "-1",
+           "CTAs per multiprocessor ptxas must fit (the schedule's "
+           "min_blocks_per_sm, nvvm.minctasm); 0: no target; -1: the "
+           "measured choice (4 for one warpgroup on wgmma with accumulators "
+           "up to 128 columns)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::attngpu::AttnGPUDialect",

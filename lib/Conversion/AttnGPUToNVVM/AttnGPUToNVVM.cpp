@@ -157,6 +157,10 @@ struct ConvertAttnGPUToNVVMPass
     module.walk([&](gpu::GPUFuncOp func) {
       if (auto bytes = func->getAttrOfType<IntegerAttr>(kSharedBytesAttrName))
         recorded.set(func.getName(), bytes);
+      // The CTA target goes to ptxas.
+      if (auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName))
+        if (int64_t ctas = schedule.getInt("min_blocks_per_sm"); ctas > 0)
+          func->setAttr("nvvm.minctasm", builder.getI32IntegerAttr(ctas));
       // Nothing of attngpu remains past this pass.
       func->removeAttr(kSharedBytesAttrName);
       func->removeAttr(kScheduleAttrName);

@@ -56,9 +56,9 @@ struct Tile {
 class KernelConverter {
 public:
   KernelConverter(func::FuncOp kernel, gpu::GPUModuleOp module, int64_t warps,
-                  int64_t blockM, bool wgmma)
+                  int64_t blockM, bool wgmma, int64_t minBlocksPerSM)
       : kernel(kernel), module(module), warps(warps), blockM(blockM),
-        wgmma(wgmma), b(kernel.getContext()) {
+        wgmma(wgmma), minBlocksPerSM(minBlocksPerSM), b(kernel.getContext()) {
     MLIRContext *context = kernel.getContext();
     ag::MmaInstr instr = wgmma ? ag::MmaInstr::wgmma : ag::MmaInstr::mma_sync;
     acc = ag::MmaLayoutAttr::get(context, instr, ag::MmaRole::acc, warps);
@@ -80,6 +80,8 @@ public:
     schedule.append("block_m", b.getI64IntegerAttr(blockM));
     schedule.append("warps", b.getI64IntegerAttr(warps));
     schedule.append("wgmma_scores", b.getI64IntegerAttr(wgmma));
+    if (minBlocksPerSM > 0)
+      schedule.append("min_blocks_per_sm", b.getI64IntegerAttr(minBlocksPerSM));
     func->setAttr(ag::kScheduleAttrName,
                   ag::ScheduleAttr::get(b.getContext(),
                                         schedule.getDictionary(b.getContext())));
@@ -502,6 +504,7 @@ private:
   gpu::GPUModuleOp module;
   int64_t warps, blockM;
   bool wgmma;
+  int64_t minBlocksPerSM;
   OpBuilder b;
   IRMapping mapping;
   DenseMap<Value, Tile> tiles;
@@ -542,6 +545,17 @@ static bool fitsWgmma(func::FuncOp kernel, int64_t warps, int64_t blockM) {
   return fits;
 }
 
+/// The widest 2-D tile the kernel stores (head_dim_v).
+static int64_t widestOutput(func::FuncOp kernel) {
+  int64_t cols = 0;
+  kernel.walk([&](TileStoreOp store) {
+    auto type = cast<RankedTensorType>(store.getValue().getType());
+    if (type.getRank() == 2)
+      cols = std::max(cols, type.getDimSize(1));
+  });
+  return cols;
+}
+
 struct ConvertAttnToAttnGPUPass
     : public mlir::attn::impl::ConvertAttnToAttnGPUBase<
           ConvertAttnToAttnGPUPass> {
@@ -570,9 +584,26 @@ struct ConvertAttnToAttnGPUPass
       FailureOr<int64_t> warps = gpuWarpsPerBlock(kernel, blockM.getInt());
       bool useWgmma =
           succeeded(warps) && wgmma && fitsWgmma(kernel, *warps, blockM.getInt());
+      // Measured on the H200 (docs/perf-notes.md, session 8): one
+      // warpgroup on wgmma with accumulators up to 128 columns runs 4 CTAs
+      // in 128 registers (d 128 s 1k 288 -> 314 TFLOP/s, d 64 251 -> 274),
+      // except causal at 128 columns, whose spills cost more (313 -> 291).
+      int64_t ctas = minBlocksPerSM;
+      if (ctas < 0) {
+        int64_t cols = widestOutput(kernel);
+        bool causal = kernel
+                          ->walk([](MaskCausalOp) {
+                            return WalkResult::interrupt();
+                          })
+                          .wasInterrupted();
+        ctas = useWgmma && blockM.getInt() == 64 && *warps == 4 &&
+                       cols <= 128 && !(causal && cols >= 128)
+                   ? 4
+                   : 0;
+      }
       if (failed(warps) ||
           failed(KernelConverter(kernel, gpuModule, *warps, blockM.getInt(),
-                                 useWgmma)
+                                 useWgmma, ctas)
                      .convert()))
         return signalPassFailure();
       kernel.erase();

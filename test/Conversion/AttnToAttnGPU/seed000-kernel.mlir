@@ -60,11 +60,15 @@
 // wgmma_128b buffers and multiplies on attngpu.wgmma (P from registers),
 // each waited at once.
 // RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=wgmma=true | FileCheck %s --check-prefix=WGMMA
+// The measured CTA target: 4 per multiprocessor for one warpgroup up to
+// 128 accumulator columns, none when causal at 128 (its spills cost more).
 // WGMMA-LABEL: gpu.func @mha
-// WGMMA-SAME: #attngpu.schedule<block_m = 64, warps = 4, wgmma_scores = 1>
+// WGMMA-SAME: #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 4, wgmma_scores = 1>
 // WGMMA: attngpu.alloc_shared : !attngpu.shared<64x128xbf16, wgmma_128b>
 // WGMMA: %[[S:.+]] = attngpu.wgmma %{{.+}}[%{{.+}}], %{{.+}}[%{{.+}}], %{{.+}} transpose_b : !attngpu.shared<64x128xbf16, wgmma_128b>, !attngpu.shared<{{.+}}xbf16, wgmma_128b> -> !attngpu.tile<64x{{.+}}xf32, #attngpu.mma<wgmma, acc, warps = 4>>
 // WGMMA-NEXT: attngpu.wgmma_wait %[[S]] pending = 0
 // WGMMA: %[[P:.+]] = attngpu.convert_layout {{.+}} -> !attngpu.tile<64x{{.+}}xbf16, #attngpu.mma<wgmma, a, warps = 4>>
 // WGMMA: %[[O:.+]] = attngpu.wgmma %[[P]], %{{.+}}[%{{.+}}], %{{.+}} : !attngpu.tile<64x{{.+}}xbf16, #attngpu.mma<wgmma, a, warps = 4>>
 // WGMMA-NEXT: attngpu.wgmma_wait %[[O]] pending = 0
+// WGMMA-LABEL: gpu.func @causal
+// WGMMA-SAME: #attngpu.schedule<block_m = 64, warps = 4, wgmma_scores = 1>
