@@ -99,7 +99,9 @@ LogicalResult mlir::attn::compileTileProgram(ModuleOp module,
 FailureOr<std::string> mlir::attn::compileToPtx(ModuleOp module,
                                                 const GpuTarget &target) {
   PassManager pm(module.getContext());
-  buildGpuLoweringPipeline(pm, target);
+  std::string error;
+  if (failed(buildGpuLoweringPipeline(pm, target, error)))
+    return module.emitError() << error;
   if (failed(pm.run(module)))
     return module.emitError() << "lowering to the GPU (" << target.chip
                               << ") failed";

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - attn compilation pipelines -------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Pipelines/GpuChips.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -97,52 +98,42 @@ static void useShortSharedPointers(bool on) {
         flag->setValue(on);
 }
 
-/// The opt-in shared memory per block of an NVIDIA chip ("sm_90a"), bytes
-/// (CUDA programming guide, compute capabilities table); unknown chips get
-/// the smallest of the recent ones.
-static int64_t maxSharedBytesPerBlock(llvm::StringRef chip) {
-  unsigned version = 0;
-  chip.consume_front("sm_");
-  chip.consumeInteger(10, version);
-  switch (version) {
-  case 80:
-  case 87:
-    return 163 * 1024;
-  case 90:
-  case 100:
-  case 103:
-    return 227 * 1024;
-  default:
-    return 99 * 1024; // sm_86, sm_89, sm_120 and unknown chips
-  }
+/// The upstream NVVM pipeline to PTX for a chip resolveGpuChip accepted.
+static void addNvvmToPtx(OpPassManager &pm, const GpuChip &chip) {
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = chip.chip;
+  nvvm.cubinFeatures = chip.features;
+  nvvm.cubinFormat = "isa";
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
 }
 
-void mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
-                                          const GpuTarget &target) {
+LogicalResult mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
+                                                   const GpuTarget &target,
+                                                   std::string &error) {
+  std::optional<GpuChip> chip =
+      resolveGpuChip(target.chip, target.features, error);
+  if (!chip)
+    return failure();
   useShortSharedPointers(target.shortSharedPointers);
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   if (target.viaAttnGPU) {
     ConvertAttnToAttnGPUOptions attngpu;
     // wgmma exists on sm_90a only (the "a" features).
-    attngpu.wgmma = target.wgmmaScores && target.chip == "sm_90a";
+    attngpu.wgmma = target.wgmmaScores && chip->chip == "sm_90a";
     attngpu.minBlocksPerSM = target.minBlocksPerSM;
     pm.addPass(createConvertAttnToAttnGPU(attngpu));
-    buildAttnGPUToPtxPipeline(pm, target);
-    return;
+    return buildAttnGPUToPtxPipeline(pm, target, error);
   }
   ConvertAttnToGPUOptions options;
-  options.chip = target.chip;
-  options.maxSharedBytes = maxSharedBytesPerBlock(target.chip);
+  options.chip = chip->chip;
+  options.maxSharedBytes = chip->maxSharedBytes;
   pm.addPass(createConvertAttnToGPU(options, target));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createAttnUnrollVectorElements());
-  gpu::GPUToNVVMPipelineOptions nvvm;
-  nvvm.cubinChip = target.chip;
-  nvvm.cubinFeatures = target.features;
-  nvvm.cubinFormat = "isa";
-  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  addNvvmToPtx(pm, *chip);
+  return success();
 }
 
 FailureOr<std::string> mlir::attn::extractPtx(ModuleOp module) {
@@ -157,21 +148,23 @@ FailureOr<std::string> mlir::attn::extractPtx(ModuleOp module) {
   return ptx;
 }
 
-void mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
-                                           const GpuTarget &target) {
+LogicalResult mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
+                                                    const GpuTarget &target,
+                                                    std::string &error) {
+  std::optional<GpuChip> chip =
+      resolveGpuChip(target.chip, target.features, error);
+  if (!chip)
+    return failure();
   attngpu::AttnGPUAllocateSharedOptions allocate;
-  allocate.maxSharedBytes = maxSharedBytesPerBlock(target.chip);
+  allocate.maxSharedBytes = chip->maxSharedBytes;
   pm.addPass(attngpu::createAttnGPUAllocateShared(allocate));
   pm.addPass(attngpu::createAttnGPUInsertBarriers());
   pm.addPass(createConvertAttnGPUToNVVM());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createAttnUnrollVectorElements());
-  gpu::GPUToNVVMPipelineOptions nvvm;
-  nvvm.cubinChip = target.chip;
-  nvvm.cubinFeatures = target.features;
-  nvvm.cubinFormat = "isa";
-  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  addNvvmToPtx(pm, *chip);
+  return success();
 }
 
 namespace {
@@ -189,18 +182,50 @@ struct TileProgramPipelineOptions
       llvm::cl::init(0)};
 };
 struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
-  Option<std::string> chip{*this, "chip",
-                           llvm::cl::desc("NVIDIA chip (sm_80, sm_90a)"),
-                           llvm::cl::init("sm_90a")};
-  Option<std::string> features{*this, "features",
-                               llvm::cl::desc("PTX features"),
-                               llvm::cl::init("+ptx80")};
+  Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("NVIDIA chip (sm_80 ... sm_90a, sm_100 ... sm_121a)"),
+      llvm::cl::init("sm_90a")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX ISA version, +ptxNN (default: the chip's)"),
+      llvm::cl::init("")};
   Option<bool> viaAttnGPU{
       *this, "attngpu",
       llvm::cl::desc("Lower through the attngpu level (the schedule knob "
                      "attngpu; experimental)"),
       llvm::cl::init(false)};
 };
+
+/// Registers a GPU pipeline whose chip is checked when the pipeline is
+/// built: a chip the NVPTX backend cannot serve is a pipeline error (the
+/// tool exits 1), not an LLVM fatal error once the IR reaches the backend.
+/// PassPipelineRegistration's builder cannot fail, hence the plain form.
+void registerGpuPipeline(
+    llvm::StringRef arg, llvm::StringRef description,
+    LogicalResult (*build)(OpPassManager &, const GpuTarget &,
+                           std::string &)) {
+  registerPassPipeline(
+      arg, description,
+      [build, arg = arg.str()](
+          OpPassManager &pm, llvm::StringRef text,
+          llvm::function_ref<LogicalResult(const llvm::Twine &)> errorHandler) {
+        GpuPipelineOptions opts;
+        if (failed(opts.parseFromString(text)))
+          return failure();
+        GpuTarget target;
+        target.chip = opts.chip;
+        target.features = opts.features;
+        target.viaAttnGPU = opts.viaAttnGPU;
+        std::string error;
+        if (failed(build(pm, target, error)))
+          return errorHandler(arg + ": " + error);
+        return success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)> handler) {
+        handler(GpuPipelineOptions());
+      });
+}
 } // namespace
 
 void mlir::attn::registerAttnPipelines() {
@@ -214,26 +239,15 @@ void mlir::attn::registerAttnPipelines() {
         options.numWarps = opts.numWarps;
         buildTileProgramPipeline(pm, options);
       });
-  PassPipelineRegistration<GpuPipelineOptions>(
+  registerGpuPipeline(
       "attn-lower-to-gpu",
       "attn tile program to a gpu.binary with the PTX of each kernel",
-      [](OpPassManager &pm, const GpuPipelineOptions &opts) {
-        GpuTarget target;
-        target.chip = opts.chip;
-        target.features = opts.features;
-        target.viaAttnGPU = opts.viaAttnGPU;
-        buildGpuLoweringPipeline(pm, target);
-      });
-  PassPipelineRegistration<GpuPipelineOptions>(
+      buildGpuLoweringPipeline);
+  registerGpuPipeline(
       "attngpu-lower-to-ptx",
       "attngpu kernels (gpu.funcs) to a gpu.binary with their PTX: shared "
       "memory allocated, barriers placed, converted to NVVM",
-      [](OpPassManager &pm, const GpuPipelineOptions &opts) {
-        GpuTarget target;
-        target.chip = opts.chip;
-        target.features = opts.features;
-        buildAttnGPUToPtxPipeline(pm, target);
-      });
+      buildAttnGPUToPtxPipeline);
   PassPipelineRegistration<>("attn-lower-to-cpu",
                              "attn tile program to the LLVM dialect for the CPU",
                              buildCpuLoweringPipeline);

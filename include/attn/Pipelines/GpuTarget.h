@@ -17,8 +17,10 @@ namespace mlir::attn {
 /// The NVIDIA chip to compile for, with the schedule's tuning knobs
 /// (GpuScheduleKnobs, bench/variants.sh) at convert-attn-to-gpu's defaults.
 struct GpuTarget : GpuScheduleKnobs {
+  /// Checked by resolveGpuChip (GpuChips.h) before any code generation.
   std::string chip = "sm_90a";
-  std::string features = "+ptx80";
+  /// The PTX ISA version ("+ptx87"); empty: the chip's default.
+  std::string features;
   /// 32-bit shared-memory pointers (nvptx-short-ptr).
   bool shortSharedPointers = true;
 };

@@ -29,13 +29,19 @@ void buildTileProgramPipeline(OpPassManager &pm,
 void buildCpuLoweringPipeline(OpPassManager &pm);
 
 /// Tile program -> gpu.module -> gpu.binary holding the PTX of each kernel
-/// (format isa: LLVM's NVPTX backend, no CUDA needed).
-void buildGpuLoweringPipeline(OpPassManager &pm, const GpuTarget &target);
+/// (format isa: LLVM's NVPTX backend, no CUDA needed). Fails, with `error`
+/// set and nothing added to `pm`, for a chip or PTX features the compiler
+/// cannot serve (resolveGpuChip): the NVPTX backend would abort on them.
+LogicalResult buildGpuLoweringPipeline(OpPassManager &pm,
+                                       const GpuTarget &target,
+                                       std::string &error);
 
 /// attngpu kernels (gpu.funcs of attngpu ops) -> gpu.binary: shared memory
 /// allocated, barriers placed, attngpu converted to NVVM, then upstream's
-/// NVVM pipeline to PTX.
-void buildAttnGPUToPtxPipeline(OpPassManager &pm, const GpuTarget &target);
+/// NVVM pipeline to PTX. Fails like buildGpuLoweringPipeline.
+LogicalResult buildAttnGPUToPtxPipeline(OpPassManager &pm,
+                                        const GpuTarget &target,
+                                        std::string &error);
 
 /// The PTX text of the gpu.binary the GPU pipeline produced, or failure with
 /// a diagnostic.

@@ -11,6 +11,7 @@
 #include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
 #include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Pipelines/GpuChips.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -144,6 +145,13 @@ struct ConvertAttnToGPUPass
                            << value;
         return signalPassFailure();
       }
+    // The chip decides what the kernels may use: one the compiler cannot
+    // serve is refused here, as in the GPU pipelines (GpuChips.h).
+    std::string chipError;
+    if (!resolveGpuChip(chip, /*features=*/"", chipError)) {
+      module.emitError() << "convert-attn-to-gpu: " << chipError;
+      return signalPassFailure();
+    }
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToEnd(module.getBody());
     auto gpuModule =
