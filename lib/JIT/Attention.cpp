@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/JIT/Attention.h"
+#include "attn/Pipelines/GpuChips.h"
 #include "attn/Runtime/CudaDriver.h"
 
 #include <cmath>
@@ -45,25 +46,11 @@ std::string AttentionSpec::str() const {
          " gqa=" + std::to_string(gqaRatio) + " lse=" + (withLse ? "1" : "0");
 }
 
-/// "sm_<major><minor>[a]" with a compute capability of 8.0 or more (the
-/// mma.sync shapes the GPU schedule uses).
+/// The chips the compiler serves (GpuChips.h): checked here, before any
+/// code generation, so that an unsupported chip is an error and never an
+/// LLVM fatal error in the NVPTX backend.
 static bool validChip(const std::string &chip, std::string &error) {
-  std::string digits = chip.size() > 3 ? chip.substr(3) : "";
-  if (!digits.empty() && digits.back() == 'a')
-    digits.pop_back();
-  bool ok = chip.rfind("sm_", 0) == 0 && digits.size() >= 2 &&
-            digits.size() <= 3 &&
-            digits.find_first_not_of("0123456789") == std::string::npos;
-  if (!ok) {
-    error = "unknown CUDA chip '" + chip + "' (expected sm_80, sm_90a, ...)";
-    return false;
-  }
-  if (std::stoi(digits) < 80) {
-    error = "CUDA chip " + chip +
-            " is not supported: the tensor-core schedule needs sm_80 or newer";
-    return false;
-  }
-  return true;
+  return mlir::attn::resolveGpuChip(chip, /*features=*/"", error).has_value();
 }
 
 std::optional<Target> Target::parse(const std::string &text,
@@ -80,7 +67,9 @@ std::optional<Target> Target::parse(const std::string &text,
   }
   if (text != "cuda") {
     error = "unknown target '" + text +
-            "' (expected cpu, cuda or cuda:<chip> such as cuda:sm_90a)";
+            "' (expected cpu, cuda or cuda:<chip> such as cuda:sm_90a; "
+            "chips: " +
+            mlir::attn::supportedGpuChips() + ")";
     return std::nullopt;
   }
   // The current device decides: sm_90 gets its arch-specific variant.

@@ -15,6 +15,7 @@
 #include "attn/JIT/Attention.h"
 #include "attn/JIT/KernelCompiler.h"
 #include "attn/JIT/KernelSignature.h"
+#include "attn/Pipelines/GpuChips.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -177,10 +178,11 @@ attn::detail::getScheduledKernel(const AttentionSpec &spec,
     error = invalid;
     return nullptr;
   }
-  if (target.kind == Target::Kind::Cuda && target.chip.empty()) {
-    error = "the CUDA target has no chip (use Target::parse)";
+  // A Target built by hand skips Target::parse: its chip is checked here,
+  // before anything is compiled (GpuChips.h).
+  if (target.kind == Target::Kind::Cuda &&
+      !mlir::attn::resolveGpuChip(target.chip, /*features=*/"", error))
     return nullptr;
-  }
   Cache &c = cache();
   std::string key = memoryKey(spec, target, schedule);
   std::promise<Compiled> promise;

@@ -144,6 +144,17 @@ def test_bad_input_raises(args, kwargs, error, message):
         attn_mlir.flash_attention(*args, **kwargs)
 
 
+@pytest.mark.parametrize("chip", ["sm_75", "sm_70", "", "banana", "sm_100f"])
+def test_unserved_chip_raises(chip):
+    # A CUDA target whose chip the compiler cannot serve is a ValueError
+    # naming the chips served (it used to end the interpreter with an LLVM
+    # fatal error); no GPU is needed to get it.
+    from attn_mlir import _capi
+    with pytest.raises(ValueError, match="supported: sm_80, .*sm_100a"):
+        attn_mlir._kernel(_capi.F16, 64, 64, _capi.CAUSAL_NONE, 1, False,
+                          "cuda:" + chip)
+
+
 def test_cpu_torch_tensor_is_refused():
     torch = pytest.importorskip("torch")
     q = torch.zeros(1, 2, 8, 32, dtype=torch.float16)

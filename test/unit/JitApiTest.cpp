@@ -12,6 +12,7 @@
 #include "JitTestSupport.h"
 #include "attn-c/attn.h"
 #include "attn/JIT/Attention.h"
+#include "attn/Pipelines/GpuChips.h"
 #include "attn/Reference/Reference.h"
 #include "attn/Runner/HostTensor.h"
 #include "attn/Runtime/CudaDriver.h"
@@ -81,6 +82,69 @@ TEST(JitSpec, TargetsParse) {
   EXPECT_NE(error.find("needs sm_80 or newer"), std::string::npos);
   EXPECT_FALSE(Target::parse("cuda:volta", error));
   EXPECT_NE(error.find("unknown CUDA chip 'volta'"), std::string::npos);
+}
+
+// One chip check for every entry point (GpuChips.h): each chip below either
+// parses or is refused with the chips served, never an LLVM fatal error.
+TEST(JitSpec, TargetChips) {
+  std::string error;
+  for (const char *chip : {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90",
+                           "sm_90a", "sm_100", "sm_100a", "sm_103", "sm_103a",
+                           "sm_120", "sm_120a", "sm_121", "sm_121a"}) {
+    auto target = Target::parse(std::string("cuda:") + chip, error);
+    ASSERT_TRUE(target) << chip << ": " << error;
+    EXPECT_EQ(target->chip, chip);
+  }
+  const std::string served = "supported: " + mlir::attn::supportedGpuChips();
+  EXPECT_NE(served.find("sm_80, sm_86"), std::string::npos);
+  for (const char *chip : {"sm_75", "sm_70", "sm_20", "", "banana", "sm_",
+                           "sm_100f", "sm_88", "sm_110", "sm_130", "sm_1000",
+                           "sm_90b", "SM_90A", "sm_90a "}) {
+    error.clear();
+    EXPECT_FALSE(Target::parse(std::string("cuda:") + chip, error)) << chip;
+    EXPECT_NE(error.find(served), std::string::npos) << chip << ": " << error;
+  }
+  // PTX features: the chip's default when empty, else at least it.
+  auto chip = mlir::attn::resolveGpuChip("sm_90a", "", error);
+  ASSERT_TRUE(chip);
+  EXPECT_EQ(chip->features, "+ptx80");
+  EXPECT_EQ(chip->maxSharedBytes, 227 * 1024);
+  EXPECT_EQ(mlir::attn::resolveGpuChip("sm_100a", "", error)->features,
+            "+ptx86");
+  EXPECT_EQ(mlir::attn::resolveGpuChip("sm_120", "", error)->features,
+            "+ptx87");
+  EXPECT_EQ(mlir::attn::resolveGpuChip("sm_120", "", error)->maxSharedBytes,
+            99 * 1024);
+  EXPECT_EQ(mlir::attn::resolveGpuChip("sm_103", "", error)->features,
+            "+ptx88");
+  EXPECT_EQ(mlir::attn::resolveGpuChip("sm_80", "+ptx90", error)->features,
+            "+ptx90");
+  for (const char *features : {"+ptx78", "+ptx79", "+ptx99", "ptx80",
+                               "+ptx80,+ptx81", "-ptx80", "+sm_90a"}) {
+    error.clear();
+    EXPECT_FALSE(mlir::attn::resolveGpuChip("sm_80", features, error))
+        << features;
+    EXPECT_NE(error.find("do not serve sm_80"), std::string::npos) << error;
+  }
+  EXPECT_FALSE(mlir::attn::resolveGpuChip("sm_100a", "+ptx80", error));
+  EXPECT_NE(error.find("at least +ptx86"), std::string::npos) << error;
+}
+
+// A Target built by hand skips Target::parse: getKernel checks its chip
+// before compiling anything (sm_75 used to end in an LLVM fatal error).
+TEST_F(JitApiTest, HandBuiltTargetWithUnservedChipIsAnError) {
+  Target target;
+  target.kind = Target::Kind::Cuda;
+  for (const char *chip : {"sm_75", "", "banana", "sm_100f"}) {
+    target.chip = chip;
+    std::string error;
+    EXPECT_EQ(getKernel(makeSpec(DType::F16, 64, CausalKind::None), target,
+                        error),
+              nullptr)
+        << chip;
+    EXPECT_NE(error.find("supported: sm_80"), std::string::npos)
+        << chip << ": " << error;
+  }
 }
 
 TEST_F(JitApiTest, InvalidSpecIsRefusedBeforeCompiling) {
@@ -388,6 +452,27 @@ TEST_F(JitApiTest, CApiRunsAndReportsErrors) {
   attn_cache_stats stats;
   ASSERT_EQ(attn_cache_get_stats(&stats), ATTN_OK);
   EXPECT_EQ(stats.compilations, 1u);
+}
+
+// The C API's targets go through the same chip check: an unserved chip is
+// ATTN_ERROR_INVALID_ARGUMENT with the chips served, a Blackwell chip
+// compiles to PTX (no driver needed).
+TEST_F(JitApiTest, CApiChipsAreCheckedNotAborted) {
+  attn_spec spec = {ATTN_F16, 64, 0, ATTN_CAUSAL_NONE, 1, 0};
+  attn_kernel *kernel = nullptr;
+  for (const char *target : {"cuda:sm_75", "cuda:sm_70", "cuda:", "cuda:banana",
+                             "cuda:sm_100f"}) {
+    EXPECT_EQ(attn_kernel_get(&spec, target, &kernel),
+              ATTN_ERROR_INVALID_ARGUMENT)
+        << target;
+    EXPECT_EQ(kernel, nullptr);
+    EXPECT_NE(std::string(attn_last_error()).find("supported: sm_80"),
+              std::string::npos)
+        << attn_last_error();
+  }
+  ASSERT_EQ(attn_kernel_get(&spec, "cuda:sm_120", &kernel), ATTN_OK)
+      << attn_last_error();
+  attn_kernel_release(kernel);
 }
 
 TEST_F(JitApiTest, CudaWithoutADriverIsARuntimeError) {
