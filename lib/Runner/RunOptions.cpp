@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Runner/RunOptions.h"
+#include "attn/Pipelines/GpuChips.h"
 
 #include <cctype>
 #include <cmath>
@@ -28,6 +29,7 @@ enum class FlagKind {
   Scale,    ///< Finite floating-point number.
   Iters,    ///< Integer in [1, kMaxBenchIters].
   Choice,   ///< One of a fixed list of words.
+  Chip,     ///< A chip the GPU lowering serves (resolveGpuChip).
   File,     ///< Non-empty path.
 };
 
@@ -44,7 +46,6 @@ struct FlagInfo {
 };
 
 const char *const kTargets[] = {"cpu", "gpu", nullptr};
-const char *const kChips[] = {"sm_80", "sm_90a", nullptr};
 const char *const kDTypes[] = {"f16", "bf16", "f32", nullptr};
 const char *const kLayouts[] = {"bhsd", "bshd", nullptr};
 const char *const kCausals[] = {"top_left", "bottom_right", "none", nullptr};
@@ -53,8 +54,8 @@ const char *const kCausals[] = {"top_left", "bottom_right", "none", nullptr};
 const FlagInfo kFlags[] = {
     {"--target", FlagKind::Choice, kTargets, "cpu|gpu",
      "where to run (default cpu)"},
-    {"--chip", FlagKind::Choice, kChips, "sm_80|sm_90a",
-     "GPU to compile for (default sm_90a)"},
+    {"--chip", FlagKind::Chip, nullptr, "CHIP",
+     "GPU to compile for (default sm_90a; chips below)"},
     {"--batch", FlagKind::Positive, nullptr, "B", "batch size (required)"},
     {"--heads", FlagKind::Positive, nullptr, "H", "query heads (required)"},
     {"--kv-heads", FlagKind::Positive, nullptr, "HKV",
@@ -281,8 +282,6 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
         continue;
       if (name == "--target")
         out.target = text;
-      else if (name == "--chip")
-        out.chip = text;
       else if (name == "--dtype")
         out.dtype = text;
       else if (name == "--layout")
@@ -294,6 +293,16 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
     error = name + ": unknown value '" + text + "' (expected " +
             joinChoices(flag.choices) + ")";
     return false;
+  }
+
+  case FlagKind::Chip: {
+    std::string chipError;
+    if (!mlir::attn::resolveGpuChip(text, /*features=*/"", chipError)) {
+      error = name + ": " + chipError;
+      return false;
+    }
+    out.chip = text;
+    return true;
   }
 
   case FlagKind::File:
@@ -437,9 +446,35 @@ bool attn::parseRunOptions(int argc, char **argv, RunOptions &out,
   return true;
 }
 
+/// `text` broken at spaces into lines of at most 76 columns, the first of
+/// which starts at column `indent`; every line ends in a newline.
+static std::string wrapped(const std::string &text, size_t indent) {
+  std::string out;
+  size_t column = indent, start = 0;
+  bool lineStart = true;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string word = text.substr(start, end - start);
+    if (!lineStart && column + 1 + word.size() > 76) {
+      out += "\n";
+      column = 0;
+    } else if (!lineStart) {
+      out += " ";
+      ++column;
+    }
+    lineStart = false;
+    out += word;
+    column += word.size();
+    start = end + 1;
+  }
+  return out + "\n";
+}
+
 std::string attn::runUsage() {
   std::string usage =
-      "usage: attn-run [KERNEL.mlir] --target cpu|gpu [--chip sm_80|sm_90a]\n"
+      "usage: attn-run [KERNEL.mlir] --target cpu|gpu [--chip CHIP]\n"
       "                --batch B --heads H [--kv-heads HKV] --seqlen-q SQ\n"
       "                --seqlen-kv SKV --head-dim D [--head-dim-v DV]\n"
       "                --dtype f16|bf16|f32 --layout bhsd|bshd\n"
@@ -482,6 +517,8 @@ std::string attn::runUsage() {
       "--check prints 'max_abs_err=<x> rel_l2_err=<y> PASS|FAIL'; PASS needs\n"
       "rel_l2_err <= 1e-2 (bf16), 2e-3 (f16), 1e-5 (f32, cpu), 1e-3 (f32, "
       "gpu).\n"
+      "--chip takes one of: " +
+      wrapped(mlir::attn::supportedGpuChips() + ".", 21) +
       "\n"
       "environment (GPU tuning runs, bench/variants.sh):\n";
   addLine("ATTN_GPU_TILE=BM,BN,WARPS", "the GPU tile config");

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Pipelines/GpuChips.h"
 #include "attn/Reference/Reference.h"
 #include "attn/Runner/HostTensor.h"
 #include "attn/Runner/RunOptions.h"
@@ -182,12 +183,17 @@ TEST(RunOptions, UnknownValues) {
   expectError(base({"--target", "tpu"}),
               "--target: unknown value 'tpu' (expected cpu or gpu)");
   expectError(base({"--chip", "sm_75"}),
-              "--chip: unknown value 'sm_75' (expected sm_80 or sm_90a)");
+              "--chip: CUDA chip sm_75 is not supported: the tensor-core "
+              "schedule needs sm_80 or newer (cp.async, mma.sync; supported: " +
+                  mlir::attn::supportedGpuChips() + ")");
   expectError(base({"--causal", "yes"}),
               "--causal: unknown value 'yes' (expected top_left, "
               "bottom_right or none)");
-  expectError(base({"--chip="}),
-              "--chip: unknown value '' (expected sm_80 or sm_90a)");
+  expectError(base({"--chip="}), "--chip: no CUDA chip given (supported: " +
+                                     mlir::attn::supportedGpuChips() + ")");
+  expectError(base({"--chip", "volta"}),
+              "--chip: unknown CUDA chip 'volta' (supported: " +
+                  mlir::attn::supportedGpuChips() + ")");
 }
 
 TEST(RunOptions, BadIntegers) {

@@ -26,7 +26,7 @@ struct RunOptions {
   std::string kernelFile;
   /// "cpu" or "gpu"; "cpu" when --target is absent.
   std::string target = "cpu";
-  /// "sm_80" or "sm_90a"; empty means the default chip (sm_90a).
+  /// A chip resolveGpuChip accepts; empty means the default chip (sm_90a).
   std::string chip;
 
   int64_t batch = 0;
