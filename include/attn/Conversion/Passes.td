@@ -104,12 +104,14 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attngpu-to-nvvm", "::mlir::ModuleOp"> {
     offsets attngpu-allocate-shared gave, `async_copy` to cp.async,
     `async_wait` to cp.async.wait_group, `local_store`), synchronisation
     (barriers, fences), register tiles and mma.sync (`splat`, `local_load` to
-    ldmatrix, `mma`) and the epilogue `store`. Register tiles become
-    per-thread vectors of their mma fragments; loops carrying them are
-    converted structurally. The bytes of dynamic shared memory each kernel
-    needs go to the module's `attn.dynamic_shared_bytes` for the launch.
-    Not lowered yet (an error at the op): wgmma, warp partitions, f32 (tf32)
-    fragments.
+    ldmatrix, `mma`), warpgroup `wgmma` (each waited at once), the softmax
+    family (masks, `softmax_step`, `scale_rows`, `convert_layout`,
+    `finalize`) and the epilogue `store`. Register tiles become per-thread
+    vectors of their mma fragments; loops carrying them are converted
+    structurally. The bytes of dynamic shared memory each kernel needs go to
+    the module's `attn.dynamic_shared_bytes` for the launch, its CTA target
+    (`min_blocks_per_sm`) to `nvvm.minctasm`. Not lowered yet (an error at
+    the op): warp partitions, f32 (tf32) fragments.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -41,12 +41,16 @@ def AttnGPUInsertBarriers : Pass<"attngpu-insert-barriers"> {
     inserts `attngpu.fence_async_shared` and a barrier. Loops are iterated
     to a fixed point, so a conflict with the previous iteration gets its
     barrier too. Buffers alias when they are the same allocation (stages
-    are told apart only by constant indices) or their allocated byte ranges
-    overlap. Errors: a read of a buffer whose `attngpu.async_copy` token was
-    not waited; a write to a buffer that an un-waited wgmma reads. The
-    bodies of `attngpu.warp_partition` synchronise explicitly (named
-    barriers) and are left alone; a barrier goes before the partition op
-    when accesses are pending.
+    are told apart only by constant indices), when their allocated byte
+    ranges overlap, or when either is not placed yet (run
+    attngpu-allocate-shared first). A barrier neither publishes the writes
+    of copies still in flight nor ends the reads of wgmmas not yet waited.
+    Errors: a read of a buffer whose `attngpu.async_copy` token was not
+    waited; a write over an in-flight copy or under an un-waited wgmma; a
+    copy never waited. The bodies of `attngpu.warp_partition` synchronise
+    explicitly (named barriers) and are left alone: a barrier goes before
+    the partition op when accesses are pending, and their accesses are
+    pending after it.
   }];
 }
 
