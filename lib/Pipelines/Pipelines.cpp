@@ -122,7 +122,14 @@ LogicalResult mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
     // wgmma exists on sm_90a only (the "a" features).
     attngpu.wgmma = target.wgmmaScores && chip->chip == "sm_90a";
     attngpu.minBlocksPerSM = target.minBlocksPerSM;
+    // Kernels the new level does not cover yet (f32, head dims off
+    // multiples of 16) take the old lowering, in the same module.
+    attngpu.fallback = true;
     pm.addPass(createConvertAttnToAttnGPU(attngpu));
+    ConvertAttnToGPUOptions options;
+    options.chip = chip->chip;
+    options.maxSharedBytes = chip->maxSharedBytes;
+    pm.addPass(createConvertAttnToGPU(options, target));
     return buildAttnGPUToPtxPipeline(pm, target, error);
   }
   ConvertAttnToGPUOptions options;

@@ -83,6 +83,9 @@ def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
     Option<"wgmma", "wgmma", "bool", "false",
            "sm_90a: run the products on warpgroup wgmma where every dot and "
            "softmax of the kernel allows it">,
+    Option<"fallback", "fallback", "bool", "false",
+           "Leave the kernels this schedule does not cover as they are (for "
+           "convert-attn-to-gpu after it) instead of failing">,
     Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", "-1",
            "CTAs per multiprocessor ptxas must fit (the schedule's "
            "min_blocks_per_sm, nvvm.minctasm); 0: no target; -1: the "

@@ -71,8 +71,8 @@ public:
   LogicalResult convert() {
     Location loc = kernel.getLoc();
     b.setInsertionPointToEnd(module.getBody());
-    auto func = gpu::GPUFuncOp::create(b, loc, kernel.getName(),
-                                       kernel.getFunctionType());
+    func = gpu::GPUFuncOp::create(b, loc, kernel.getName(),
+                                  kernel.getFunctionType());
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     func.setKnownBlockSizeAttr(
         b.getDenseI32ArrayAttr({int32_t(warps * 32), 1, 1}));
@@ -502,6 +502,11 @@ private:
 
   func::FuncOp kernel;
   gpu::GPUModuleOp module;
+public:
+  /// The gpu.func being built (null before convert()).
+  gpu::GPUFuncOp func;
+
+private:
   int64_t warps, blockM;
   bool wgmma;
   int64_t minBlocksPerSM;
@@ -574,16 +579,38 @@ struct ConvertAttnToAttnGPUPass
     for (func::FuncOp kernel : kernels) {
       if (failed(verifyBlockPointersLowered(kernel)))
         return signalPassFailure();
+      if (fallback) {
+        // What this schedule does not cover stays for convert-attn-to-gpu:
+        // its diagnostics are not the user's concern.
+        ScopedDiagnosticHandler quiet(&getContext(),
+                                      [](Diagnostic &) { return success(); });
+        std::optional<KernelConverter> converter;
+        if (succeeded(convertKernel(kernel, gpuModule, converter))) {
+          kernel.erase();
+        } else if (converter && converter->func) {
+          converter->func.erase();
+        }
+        continue;
+      }
+      std::optional<KernelConverter> converter;
+      if (failed(convertKernel(kernel, gpuModule, converter)))
+        return signalPassFailure();
+      kernel.erase();
+    }
+  }
+
+  LogicalResult convertKernel(func::FuncOp kernel, gpu::GPUModuleOp gpuModule,
+                              std::optional<KernelConverter> &converter) {
+    {
       auto blockM = kernel->getAttrOfType<IntegerAttr>("attn.block_m");
       if (!blockM || blockM.getInt() <= 0 || blockM.getInt() % 16 != 0 ||
-          blockM.getInt() > 256) {
-        kernel.emitOpError() << "the GPU schedule needs attn.block_m, a "
-                                "multiple of 16 up to 256";
-        return signalPassFailure();
-      }
+          blockM.getInt() > 256)
+        return kernel.emitOpError() << "the GPU schedule needs attn.block_m, "
+                                       "a multiple of 16 up to 256";
       FailureOr<int64_t> warps = gpuWarpsPerBlock(kernel, blockM.getInt());
-      bool useWgmma =
-          succeeded(warps) && wgmma && fitsWgmma(kernel, *warps, blockM.getInt());
+      if (failed(warps))
+        return failure();
+      bool useWgmma = wgmma && fitsWgmma(kernel, *warps, blockM.getInt());
       // Measured on the H200 (docs/perf-notes.md, session 8): one
       // warpgroup on wgmma with accumulators up to 128 columns runs 4 CTAs
       // in 128 registers (d 128 s 1k 288 -> 314 TFLOP/s, d 64 251 -> 274),
@@ -601,12 +628,9 @@ struct ConvertAttnToAttnGPUPass
                    ? 4
                    : 0;
       }
-      if (failed(warps) ||
-          failed(KernelConverter(kernel, gpuModule, *warps, blockM.getInt(),
-                                 useWgmma, ctas)
-                     .convert()))
-        return signalPassFailure();
-      kernel.erase();
+      converter.emplace(kernel, gpuModule, *warps, blockM.getInt(), useWgmma,
+                        ctas);
+      return converter->convert();
     }
   }
 };

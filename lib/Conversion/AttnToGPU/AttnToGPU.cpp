@@ -154,8 +154,11 @@ struct ConvertAttnToGPUPass
     }
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToEnd(module.getBody());
-    auto gpuModule =
-        gpu::GPUModuleOp::create(b, module.getLoc(), "attn_kernels");
+    // (convert-attn-to-attngpu, run first with fallback, may have made it.)
+    auto gpuModule = dyn_cast_or_null<gpu::GPUModuleOp>(
+        SymbolTable::lookupSymbolIn(module, "attn_kernels"));
+    if (!gpuModule)
+      gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "attn_kernels");
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     b.getUnitAttr());
     for (func::FuncOp kernel : kernels) {

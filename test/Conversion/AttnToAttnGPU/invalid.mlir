@@ -48,3 +48,16 @@ func.func @f32_tiles(%Q: !t, %O: !t) attributes {attn.block_m = 64 : i64} {
   attn.tile_store %a, %O[%c0, %c0, %c0, %c0] dims = [2, 3] : tensor<64x64xf32>, !t
   return
 }
+
+// -----
+
+!t = memref<?x?x?x40xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @head_dim_40(%Q: !t, %K: !t, %O: !t) attributes {attn.block_m = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %q = attn.tile_load %Q[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<64x40xf16>
+  %k = attn.tile_load %K[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<64x40xf16>
+  // expected-error @+1 {{of 64x64x40: the attngpu schedule needs N and K multiples of 16 so far}}
+  %s = attn.dot %q, %k {transpose_b} : tensor<64x40xf16>, tensor<64x40xf16> -> tensor<64x64xf32>
+  return
+}
+
