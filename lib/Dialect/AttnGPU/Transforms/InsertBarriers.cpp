@@ -334,8 +334,8 @@ private:
     if (insert) {
       OpBuilder builder(before);
       if (fence)
-        builder.create<FenceAsyncSharedOp>(before->getLoc());
-      builder.create<BarrierOp>(before->getLoc());
+        FenceAsyncSharedOp::create(builder, before->getLoc());
+      BarrierOp::create(builder, before->getLoc());
     }
     if (fence)
       state.fence();
