@@ -79,6 +79,21 @@ Value mapAccumulator(
   return result;
 }
 
+/// `scores` with -inf where `hidden(m, n, half, e)` (an i1) holds: the one
+/// shape of both masks.
+Value maskAccumulator(
+    OpBuilder &b, Location loc, Value scores, const FragmentShape &shape,
+    function_ref<Value(int64_t, int64_t, int64_t, int64_t)> hidden) {
+  Value negInf = f32Constant(b, loc, -INFINITY);
+  return mapAccumulator(
+      b, loc, scores, shape,
+      [&](int64_t m, int64_t n, int64_t half, int64_t e, Value value) {
+        return arith::SelectOp::create(b, loc, hidden(m, n, half, e), negInf,
+                                       value)
+            .getResult();
+      });
+}
+
 /// The tile column of element (n, e) held by this thread.
 Value fragmentCol(OpBuilder &b, Location loc, const ThreadCoords &thread,
                   int64_t n, int64_t e) {
@@ -97,16 +112,13 @@ struct MaskKVBoundLowering : public OpConversionPattern<MaskKVBoundOp> {
     OpBuilder &b = rewriter;
     ThreadCoords thread(b, loc);
     FragmentShape shape = FragmentShape::of(op.getScores().getType());
-    Value negInf = f32Constant(b, loc, -INFINITY);
-    Value result = mapAccumulator(
+    Value result = maskAccumulator(
         b, loc, adaptor.getScores(), shape,
-        [&](int64_t, int64_t n, int64_t, int64_t e, Value value) {
+        [&](int64_t, int64_t n, int64_t, int64_t e) -> Value {
           Value key = arith::AddIOp::create(
               b, loc, adaptor.getKvStart(), fragmentCol(b, loc, thread, n, e));
-          Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                             key, adaptor.getKvLen());
-          return arith::SelectOp::create(b, loc, past, negInf, value)
-              .getResult();
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key,
+                                       adaptor.getKvLen());
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -122,23 +134,20 @@ struct MaskCausalLowering : public OpConversionPattern<MaskCausalOp> {
     OpBuilder &b = rewriter;
     ThreadCoords thread(b, loc);
     FragmentShape shape = FragmentShape::of(op.getScores().getType());
-    Value negInf = f32Constant(b, loc, -INFINITY);
     // Visible iff kv_start + col <= q_start + row + diagonal (signed).
     Value shift = arith::SubIOp::create(
         b, loc,
         arith::AddIOp::create(b, loc, adaptor.getQStart(),
                               adaptor.getDiagonal()),
         adaptor.getKvStart());
-    Value result = mapAccumulator(
+    Value result = maskAccumulator(
         b, loc, adaptor.getScores(), shape,
-        [&](int64_t m, int64_t n, int64_t half, int64_t e, Value value) {
+        [&](int64_t m, int64_t n, int64_t half, int64_t e) -> Value {
           Value row = fragmentRow(b, loc, thread, shape, m, half);
           Value limit = arith::AddIOp::create(b, loc, row, shift);
-          Value hidden = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::sgt,
-              fragmentCol(b, loc, thread, n, e), limit);
-          return arith::SelectOp::create(b, loc, hidden, negInf, value)
-              .getResult();
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                       fragmentCol(b, loc, thread, n, e),
+                                       limit);
         });
     rewriter.replaceOp(op, result);
     return success();
