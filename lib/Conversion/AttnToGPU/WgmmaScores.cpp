@@ -14,7 +14,7 @@
 // tile j -- exactly the mma.sync fragment of the warp's row tile, so masks,
 // softmax and P * V are unchanged.
 //
-// Shared-memory layout (HOPPER.md): both operands are K-major (rows of the
+// Shared-memory layout (what wgmma's 128-byte swizzle reads): both operands are K-major (rows of the
 // reduction dim), kept as column blocks of 64 16-bit elements so that rows
 // are 128 bytes apart, with the 128-byte swizzle (sharedIndices); each
 // block starts on a 1024-byte boundary (placeSharedTiles), so a descriptor's
@@ -241,7 +241,7 @@ Value KernelEmitter::emitWgmmaValues(ArrayRef<Value> pA, Value values,
   int64_t blockBytes = keys * 128, kSteps = pA.size();
   Type f32Type = b.getF32Type(), i32 = b.getI32Type();
   int64_t regs = dv / 2;
-  // wgmma.mma_async with A in registers has no NVVM op (HOPPER.md trap 4):
+  // wgmma.mma_async with A in registers has no NVVM op in MLIR 22:
   // inline PTX, accumulators tied in and out, B N-major (imm-trans-b 1).
   // One asm statement from the fence to the wait: separate statements let
   // LLVM compute the next step's A registers between the wgmmas, and ptxas

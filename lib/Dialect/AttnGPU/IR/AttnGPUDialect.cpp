@@ -8,6 +8,7 @@
 
 #include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
+#include "TypeText.h"
 #include "attn/Pipelines/ScheduleSettings.h"
 
 #include "mlir/IR/Builders.h"
@@ -42,14 +43,7 @@ void AttnGPUDialect::initialize() {
       >();
 }
 
-static bool isSixteenBit(Type type) { return type.isF16() || type.isBF16(); }
 
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s;
-  for (auto [i, size] : llvm::enumerate(shape))
-    s += (i ? "x" : "") + std::to_string(size);
-  return s;
-}
 
 //===----------------------------------------------------------------------===//
 // Layouts

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
+#include "TypeText.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,14 +21,7 @@ using namespace mlir::attngpu;
 #define GET_OP_CLASSES
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.cpp.inc"
 
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s;
-  for (auto [i, size] : llvm::enumerate(shape))
-    s += (i ? "x" : "") + std::to_string(size);
-  return s;
-}
 
-static bool isSixteenBit(Type type) { return type.isF16() || type.isBF16(); }
 
 /// A constant stage index must name one of the buffer's stages.
 static LogicalResult verifyStage(Operation *op, Value stage, SharedType buffer,

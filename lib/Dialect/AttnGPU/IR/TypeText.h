@@ -1,0 +1,26 @@
+//===- TypeText.h - small helpers of the attngpu verifiers ------*- C++ -*-===//
+
+#ifndef ATTN_LIB_DIALECT_ATTNGPU_IR_TYPETEXT_H
+#define ATTN_LIB_DIALECT_ATTNGPU_IR_TYPETEXT_H
+
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <string>
+
+namespace mlir::attngpu {
+
+/// "64x128": a shape as the diagnostics print it.
+inline std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  std::string s;
+  for (auto [i, size] : llvm::enumerate(shape))
+    s += (i ? "x" : "") + std::to_string(size);
+  return s;
+}
+
+inline bool isSixteenBit(Type type) { return type.isF16() || type.isBF16(); }
+
+} // namespace mlir::attngpu
+
+#endif // ATTN_LIB_DIALECT_ATTNGPU_IR_TYPETEXT_H
