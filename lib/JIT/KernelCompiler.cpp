@@ -2,7 +2,7 @@
 
 #include "attn/JIT/KernelCompiler.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Dialect/Attn/Transforms/TileConfig.h"
+#include "attn/Schedule/TileConfig.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"

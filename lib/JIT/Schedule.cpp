@@ -2,6 +2,8 @@
 
 #include "Schedule.h"
 
+#include "attn/Schedule/ScheduleTable.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -28,50 +30,21 @@ attn::detail::candidateSchedules(const AttentionSpec &spec,
     if (testingSchedules)
       return *testingSchedules;
   }
-  std::vector<Schedule> schedules(1);
-  // The wgmma schedule's family on sm_90a (16-bit, head dims whole 64-column
-  // blocks up to 128): the alternatives measured to win somewhere on the
-  // H200 (docs/perf-notes.md, sessions 5-7): two warpgroups of 64 rows with
-  // 64 or 128 keys per step (d 64 non-causal and causal d 128 at 16k); at
-  // d 64 the other key-block size than the default's (128 keys measured
-  // faster for causal kernels at 16k, 311 -> 323) and the direct output
-  // stores; for causal kernels at head_dim_v 128 the session-6 default (no
-  // CTA target, whole passes on the diagonal, element stores).
-  int64_t dv = spec.effectiveHeadDimV();
-  bool causal = spec.causal != CausalKind::None;
-  bool wgmmaFamily = target.kind == Target::Kind::Cuda &&
-                     target.chip == "sm_90a" && spec.dtype != DType::F32 &&
-                     spec.headDim % 64 == 0 && dv % 64 == 0 &&
-                     spec.headDim <= 128 && dv <= 128;
-  if (!wgmmaFamily)
-    return schedules;
-  auto tiles = [](int64_t m, int64_t n, int64_t warps) {
-    Schedule s;
-    s.name = std::to_string(m) + "x" + std::to_string(n) + "x" +
-             std::to_string(warps);
-    s.tiles = mlir::attn::TileConfig{m, n, warps};
-    return s;
-  };
-  schedules.push_back(tiles(128, 64, 8));
-  schedules.push_back(tiles(128, 128, 8));
-  bool headDims64 = spec.headDim == 64 && dv == 64;
-  if (headDims64) {
-    mlir::attn::TileConfig base = mlir::attn::chooseTileConfig(
-        "gpu:" + target.chip, spec.headDim, dv, /*elementBytes=*/2, causal);
-    schedules.push_back(
-        tiles(base.blockM, base.blockN == 64 ? 128 : 64, base.numWarps));
-    Schedule direct;
-    direct.name = "direct-output";
-    direct.gpu.stagedOutput = 0;
-    schedules.push_back(direct);
-  }
-  if (causal && dv == 128) {
-    Schedule sessionSix;
-    sessionSix.name = "no-cta-target-diagonal-passes";
-    sessionSix.gpu.minBlocksPerSM = 0;
-    sessionSix.gpu.wholePassCopiesOnDiagonal = 1;
-    sessionSix.gpu.pairedOutputMaxCols = 64;
-    schedules.push_back(sessionSix);
+  // The table's entries (lib/Schedule/ScheduleTable.cpp).
+  mlir::attn::ScheduleKey key;
+  key.target = target.kind == Target::Kind::Cuda ? target.chip : "cpu";
+  key.elementBytes = spec.dtype == DType::F32 ? 4 : 2;
+  key.headDim = spec.headDim;
+  key.headDimV = spec.effectiveHeadDimV();
+  key.causal = spec.causal != CausalKind::None;
+  std::vector<Schedule> schedules;
+  for (const mlir::attn::ScheduleEntry &entry :
+       mlir::attn::scheduleCandidates(key)) {
+    Schedule schedule;
+    schedule.name = entry.name;
+    schedule.tiles = entry.tiles;
+    static_cast<mlir::attn::GpuScheduleKnobs &>(schedule.gpu) = entry.knobs;
+    schedules.push_back(schedule);
   }
   return schedules;
 }

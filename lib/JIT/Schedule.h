@@ -11,7 +11,7 @@
 #ifndef ATTN_LIB_JIT_SCHEDULE_H
 #define ATTN_LIB_JIT_SCHEDULE_H
 
-#include "attn/Dialect/Attn/Transforms/TileConfig.h"
+#include "attn/Schedule/TileConfig.h"
 #include "attn/JIT/Attention.h"
 #include "attn/Pipelines/GpuTarget.h"
 

@@ -119,13 +119,11 @@ LogicalResult mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   if (target.viaAttnGPU) {
     ConvertAttnToAttnGPUOptions attngpu;
-    // wgmma exists on sm_90a only (the "a" features).
-    attngpu.wgmma = target.wgmmaScores && chip->chip == "sm_90a";
-    attngpu.minBlocksPerSM = target.minBlocksPerSM;
+    attngpu.chip = chip->chip;
     // Kernels the new level does not cover yet (f32, head dims off
     // multiples of 16) take the old lowering, in the same module.
     attngpu.fallback = true;
-    pm.addPass(createConvertAttnToAttnGPU(attngpu));
+    pm.addPass(createConvertAttnToAttnGPU(attngpu, target));
     ConvertAttnToGPUOptions options;
     options.chip = chip->chip;
     options.maxSharedBytes = chip->maxSharedBytes;

@@ -538,7 +538,7 @@ std::string attn::runUsage() {
 #define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
   addKnob(SPELLING, std::is_same_v<TYPE, bool> ? "0|1" : "N",                 \
           knobDefault(int64_t(TYPE(DEFAULT))));
-#include "attn/Pipelines/GpuScheduleKnobs.def"
+#include "attn/Schedule/GpuScheduleKnobs.def"
   addKnob("short-shared-pointers", "0|1", "1 (nvptx-short-ptr)");
   return usage;
 }

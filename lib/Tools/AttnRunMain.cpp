@@ -10,7 +10,7 @@
 #include "attn/Tools/AttnRunMain.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
-#include "attn/Dialect/Attn/Transforms/TileConfig.h"
+#include "attn/Schedule/TileConfig.h"
 #include "attn/InitAttn.h"
 #include "attn/JIT/CpuExecutable.h"
 #include "attn/JIT/KernelCompiler.h"
@@ -154,7 +154,7 @@ static TuningKnob tuningKnob(llvm::StringRef name,
 static const TuningKnob kTuningKnobs[] = {
 #define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
   tuningKnob(SPELLING, &GpuTarget::NAME),
-#include "attn/Pipelines/GpuScheduleKnobs.def"
+#include "attn/Schedule/GpuScheduleKnobs.def"
     tuningKnob("short-shared-pointers", &GpuTarget::shortSharedPointers),
 };
 

@@ -3,7 +3,7 @@
 #ifndef ATTN_CONVERSION_PASSES_H
 #define ATTN_CONVERSION_PASSES_H
 
-#include "attn/Pipelines/GpuScheduleKnobs.h"
+#include "attn/Schedule/GpuScheduleKnobs.h"
 
 #include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,6 +20,12 @@ namespace mlir::attn {
 std::unique_ptr<Pass>
 createConvertAttnToGPU(const ConvertAttnToGPUOptions &options,
                        const GpuScheduleKnobs &knobs);
+
+/// convert-attn-to-attngpu with `options` and the schedule's knobs set to
+/// `knobs` (-1: the schedule table's measured choice).
+std::unique_ptr<Pass>
+createConvertAttnToAttnGPU(const ConvertAttnToAttnGPUOptions &options,
+                           const GpuScheduleKnobs &knobs);
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Conversion/Passes.h.inc"

@@ -75,22 +75,20 @@ def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
     attngpu-insert-barriers. With `wgmma` (sm_90a), a kernel whose every
     dot and softmax fits (one warpgroup per 64 rows, head dims multiples of
     64 up to 256, 16-bit) keeps its tiles in wgmma_128b buffers and runs
-    S = Q K^T and P V on attngpu.wgmma. Not covered yet (an error at the
-    op): f32 tiles, head dims or key blocks off multiples of 16, transposed
-    A.
+    S = Q K^T and P V on attngpu.wgmma. The schedule's knobs
+    (GpuScheduleKnobs.def, declared in C++) are options too; a -1 knob takes
+    the schedule table's measured choice (lib/Schedule/ScheduleTable.cpp),
+    and the kernel's `#attngpu.schedule` records every resolved setting.
+    Not covered yet (an error at the op): f32 tiles, head dims or key
+    blocks off multiples of 16, transposed A.
   }];
   let options = [
-    Option<"wgmma", "wgmma", "bool", "false",
-           "sm_90a: run the products on warpgroup wgmma where every dot and "
-           "softmax of the kernel allows it">,
+    Option<"chip", "chip", "std::string", "\"sm_90a\"",
+           "NVIDIA chip the kernels are for: wgmma (wgmma-scores) on sm_90a "
+           "only">,
     Option<"fallback", "fallback", "bool", "false",
            "Leave the kernels this schedule does not cover as they are (for "
-           "convert-attn-to-gpu after it) instead of failing">,
-    Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", "-1",
-           "CTAs per multiprocessor ptxas must fit (the schedule's "
-           "min_blocks_per_sm, nvvm.minctasm); 0: no target; -1: the "
-           "measured choice (4 for one warpgroup on wgmma with accumulators "
-           "up to 128 columns)">
+           "convert-attn-to-gpu after it) instead of failing">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::attngpu::AttnGPUDialect",

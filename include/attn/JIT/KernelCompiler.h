@@ -12,7 +12,7 @@
 #include "attn/JIT/Attention.h"
 #include "attn/Pipelines/Pipelines.h"
 
-#include "attn/Dialect/Attn/Transforms/TileConfig.h"
+#include "attn/Schedule/TileConfig.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 

@@ -8,7 +8,7 @@
 #ifndef ATTN_PIPELINES_GPUTARGET_H
 #define ATTN_PIPELINES_GPUTARGET_H
 
-#include "attn/Pipelines/GpuScheduleKnobs.h"
+#include "attn/Schedule/GpuScheduleKnobs.h"
 
 #include <string>
 

@@ -3,6 +3,7 @@
 #include "FragmentLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 using namespace mlir;
@@ -141,4 +142,66 @@ SmallVector<Value> mlir::attngpu::sharedIndices(OpBuilder &b, Location loc,
   }
   }
   llvm_unreachable("unknown shared layout");
+}
+
+TileStart mlir::attngpu::tileStart(OpBuilder &b, Location loc, Value tensor,
+                                   ValueRange offsets, int64_t rowDim,
+                                   int64_t bytes) {
+  auto type = cast<MemRefType>(tensor.getType());
+  int64_t elementBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, tensor);
+  Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tensor);
+  TileStart start;
+  start.strides.append(metadata.getStrides().begin(),
+                       metadata.getStrides().end());
+  start.firstElement = metadata.getOffset();
+  for (auto [index, stride] : llvm::zip_equal(offsets, start.strides))
+    start.firstElement = arith::AddIOp::create(
+        b, loc, start.firstElement,
+        arith::MulIOp::create(b, loc, index, stride));
+  Value eltBytes = indexConstant(b, loc, elementBytes);
+  Value address = arith::AddIOp::create(
+      b, loc, pointer,
+      arith::MulIOp::create(b, loc, start.firstElement, eltBytes));
+  Value pitch = arith::MulIOp::create(b, loc, start.strides[rowDim], eltBytes);
+  Value misaligned = arith::OrIOp::create(
+      b, loc,
+      arith::RemUIOp::create(b, loc, address, indexConstant(b, loc, bytes)),
+      arith::RemUIOp::create(b, loc, pitch, indexConstant(b, loc, bytes)));
+  start.aligned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        misaligned, indexConstant(b, loc, 0));
+  return start;
+}
+
+/// The threads of the CTA running `op`'s kernel (gpu.known_block_size).
+FailureOr<int64_t> mlir::attngpu::blockThreads(Operation *op) {
+  auto func = op->getParentOfType<gpu::GPUFuncOp>();
+  if (func)
+    if (std::optional<ArrayRef<int32_t>> size = func.getKnownBlockSize()) {
+      if ((*size)[1] != 1 || (*size)[2] != 1)
+        return op->emitOpError() << "needs a 1-D block (threads along x)";
+      return int64_t((*size)[0]);
+    }
+  return op->emitOpError() << "needs its gpu.func's known_block_size to "
+                              "share the work among the threads";
+}
+
+Value mlir::attngpu::globalIndices(OpBuilder &b, Location loc,
+                                   ArrayRef<int64_t> dims,
+                                   std::optional<ArrayRef<int64_t>> checked,
+                                   ValueRange offsets, ArrayRef<Value> sizes,
+                                   ArrayRef<Value> coords,
+                                   SmallVectorImpl<Value> &indices) {
+  indices.assign(offsets.begin(), offsets.end());
+  Value ok;
+  for (auto [dim, coord] : llvm::enumerate(coords)) {
+    int64_t d = dims[dim];
+    indices[d] = arith::AddIOp::create(b, loc, indices[d], coord);
+    if (!checked || !llvm::is_contained(*checked, int64_t(dim)))
+      continue;
+    Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                     indices[d], sizes[d]);
+    ok = ok ? Value(arith::AndIOp::create(b, loc, ok, in)) : in;
+  }
+  return ok;
 }

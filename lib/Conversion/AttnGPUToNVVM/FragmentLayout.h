@@ -62,6 +62,33 @@ Value fragmentRow(OpBuilder &b, Location loc, const ThreadCoords &thread,
 SmallVector<Value> sharedIndices(OpBuilder &b, Location loc, SharedType type,
                                  Value stage, Value row, Value col);
 
+/// Where a tile of a strided tensor starts, for copies and stores that go
+/// by chunks: `firstElement` the tile's first element as an offset from
+/// the tensor's aligned pointer, `strides` the tensor's strides, `aligned`
+/// (i1) whether that element's address and the row pitch (the stride of
+/// tensor dimension `rowDim`) are multiples of `bytes` at run time: then
+/// every chunk of `bytes` starting at a multiple of its size in a row is.
+struct TileStart {
+  Value firstElement;
+  SmallVector<Value> strides;
+  Value aligned;
+};
+TileStart tileStart(OpBuilder &b, Location loc, Value tensor,
+                    ValueRange offsets, int64_t rowDim, int64_t bytes);
+
+/// The threads of the CTA running `op`'s kernel (its gpu.func's
+/// known_block_size, 1-D), or an error at `op`.
+FailureOr<int64_t> blockThreads(Operation *op);
+
+/// Tensor indices of tile element `coords` of a tile at `offsets` whose
+/// dimension i walks tensor dimension dims[i]; returns whether the
+/// `checked` tile dims are in range (unsigned: an index before the start
+/// wraps past the end), null when none is checked.
+Value globalIndices(OpBuilder &b, Location loc, ArrayRef<int64_t> dims,
+                    std::optional<ArrayRef<int64_t>> checked,
+                    ValueRange offsets, ArrayRef<Value> sizes,
+                    ArrayRef<Value> coords, SmallVectorImpl<Value> &indices);
+
 /// Set on attngpu.async_wait by convert-attngpu-to-nvvm before converting:
 /// the cp.async groups its wait_group leaves in flight.
 inline constexpr llvm::StringLiteral kPendingCopyGroupsAttrName =

@@ -68,19 +68,6 @@ struct AllocSharedLowering : public OpConversionPattern<AllocSharedOp> {
   }
 };
 
-/// The threads of the CTA running `op`'s kernel (gpu.known_block_size).
-static FailureOr<int64_t> blockThreads(Operation *op) {
-  auto func = op->getParentOfType<gpu::GPUFuncOp>();
-  if (func)
-    if (std::optional<ArrayRef<int32_t>> size = func.getKnownBlockSize()) {
-      if ((*size)[1] != 1 || (*size)[2] != 1)
-        return op->emitOpError() << "needs a 1-D block (threads along x)";
-      return int64_t((*size)[0]);
-    }
-  return op->emitOpError() << "needs its gpu.func's known_block_size to "
-                              "share the work among the threads";
-}
-
 struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -131,17 +118,6 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < source.getRank(); ++d)
       sizes.push_back(memref::DimOp::create(b, loc, src, d));
-    Value basePointer, baseOffset;
-    SmallVector<Value> sourceStrides;
-    if (byChunks) {
-      auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, src);
-      baseOffset = metadata.getOffset();
-      sourceStrides.append(metadata.getStrides().begin(),
-                           metadata.getStrides().end());
-      basePointer =
-          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, src);
-    }
-
     // Element by element, as a loop over the tile strided by the CTA (the
     // fallback stays small in the code).
     auto copyByElements = [&](OpBuilder &b) {
@@ -192,28 +168,36 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
       // Every chunk is aligned for cp.async iff the tile's first element and
       // its row pitch are (chunks start at multiples of chunkElements in a
       // row): one check at run time for the tile.
-      int64_t chunkBytesInt = chunkElements * elementBytes;
-      Value eltBytes = indexConstant(b, loc, elementBytes);
-      Value linear = baseOffset;
-      for (auto [index, stride] :
-           llvm::zip_equal(adaptor.getOffsets(), sourceStrides))
-        linear = arith::AddIOp::create(
-            b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
-      Value address = arith::AddIOp::create(
-          b, loc, basePointer, arith::MulIOp::create(b, loc, linear, eltBytes));
-      Value pitch =
-          arith::MulIOp::create(b, loc, sourceStrides[dims[0]], eltBytes);
-      Value misaligned = arith::OrIOp::create(
-          b, loc,
-          arith::RemUIOp::create(b, loc, address,
-                                 indexConstant(b, loc, chunkBytesInt)),
-          arith::RemUIOp::create(b, loc, pitch,
-                                 indexConstant(b, loc, chunkBytesInt)));
-      Value aligned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                            misaligned, indexConstant(b, loc, 0));
+      TileStart start = tileStart(b, loc, src, adaptor.getOffsets(), dims[0],
+                                  chunkElements * elementBytes);
+      Value aligned = start.aligned;
       auto branch = scf::IfOp::create(b, loc, aligned, /*withElse=*/true);
       OpBuilder then = branch.getThenBodyBuilder();
-      copyByChunks(then);
+      std::optional<int64_t> rowsPerPass =
+          op.getCheckedChunks() ? std::nullopt
+                                : wholePassRows(type, chunkBytes, *threads);
+      if (!rowsPerPass) {
+        copyByChunks(then);
+      } else {
+        // A tile whose checked dims are all in range goes in whole passes
+        // of the CTA, with no checks (the boundary tile: checked chunks).
+        Value allIn = tileInRange(then, loc, op, adaptor.getOffsets(), sizes,
+                                  checked);
+        auto wholePasses = [&](OpBuilder &b) {
+          copyWholePasses(b, loc, type, src, dst, stage, thread,
+                          start.firstElement, start.strides[dims[0]],
+                          *rowsPerPass);
+        };
+        if (!allIn) {
+          wholePasses(then);
+        } else {
+          auto inside = scf::IfOp::create(then, loc, allIn, /*withElse=*/true);
+          OpBuilder whole = inside.getThenBodyBuilder();
+          wholePasses(whole);
+          OpBuilder edge = inside.getElseBodyBuilder();
+          copyByChunks(edge);
+        }
+      }
       OpBuilder otherwise = branch.getElseBodyBuilder();
       copyByElements(otherwise);
     }
@@ -223,6 +207,113 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     Value token = arith::ConstantIntOp::create(b, loc, 0, 32);
     rewriter.replaceOp(op, token);
     return success();
+  }
+
+  /// Rows a pass of the CTA copies when the tile can go in whole passes:
+  /// 16-byte chunks, every thread keeping its column (threads a multiple of
+  /// the chunks per row) and its swizzle (passes of a multiple of 8 rows:
+  /// the swizzles' period), the rows a whole number of passes.
+  static std::optional<int64_t> wholePassRows(SharedType type,
+                                              int64_t chunkBytes,
+                                              int64_t threads) {
+    int64_t rows = type.getShape()[0];
+    int64_t elementBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+    int64_t chunksPerRow = type.getShape()[1] * elementBytes / 16;
+    if (chunkBytes != 16 || threads % chunksPerRow != 0)
+      return std::nullopt;
+    int64_t rowsPerPass = threads / chunksPerRow;
+    if (rowsPerPass % 8 != 0 || rows % rowsPerPass != 0)
+      return std::nullopt;
+    return rowsPerPass;
+  }
+
+  /// Whether the whole tile is in range on its checked dims; null when no
+  /// dim is checked. (offset <= size and extent <= size - offset: no
+  /// overflow for offsets before the tensor's start either.)
+  static Value tileInRange(OpBuilder &b, Location loc, AsyncCopyOp op,
+                           ValueRange offsets, ArrayRef<Value> sizes,
+                           ArrayRef<bool> checked) {
+    Value all;
+    ArrayRef<int64_t> shape = op.getBuffer().getType().getShape();
+    for (int64_t dim = 0; dim < 2; ++dim) {
+      if (!checked[dim])
+        continue;
+      int64_t d = op.getDims()[dim];
+      Value size = sizes[d], offset = offsets[d];
+      Value starts = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                           offset, size);
+      Value left = arith::SubIOp::create(b, loc, size, offset);
+      Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                         indexConstant(b, loc, shape[dim]),
+                                         left);
+      Value in = arith::AndIOp::create(b, loc, starts, fits);
+      all = all ? Value(arith::AndIOp::create(b, loc, all, in)) : in;
+    }
+    return all;
+  }
+
+  /// Whole passes of the CTA, no checks: each thread keeps its 16-byte
+  /// column, so its swizzled shared column is fixed and both addresses move
+  /// by constants per pass (the checked chunks' address arithmetic was about
+  /// half of a KV step's issued instructions, docs/perf-notes.md session 6).
+  /// `tileStart` is the tile's first element as an offset from the source's
+  /// aligned pointer; `rowStride` the source's stride along the tile's rows.
+  static void copyWholePasses(OpBuilder &b, Location loc, SharedType type,
+                              Value src, Value dst, Value stage,
+                              const ThreadCoords &thread, Value tileStart,
+                              Value rowStride, int64_t rowsPerPass) {
+    int64_t rows = type.getShape()[0];
+    int64_t chunksPerRow = type.getShape()[1] / 8;
+    Value firstRow = arith::DivUIOp::create(
+        b, loc, thread.threadId, indexConstant(b, loc, chunksPerRow));
+    Value col = arith::MulIOp::create(
+        b, loc,
+        arith::RemUIOp::create(b, loc, thread.threadId,
+                               indexConstant(b, loc, chunksPerRow)),
+        indexConstant(b, loc, 8));
+    // The thread's first chunk in a flat view of the source (its rows are
+    // contiguous: unit stride along the tile's columns).
+    Value start = arith::AddIOp::create(
+        b, loc, tileStart,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, firstRow, rowStride), col));
+    Value passElements = arith::MulIOp::create(
+        b, loc, rowStride, indexConstant(b, loc, rowsPerPass));
+    int64_t passes = rows / rowsPerPass;
+    Value extent = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, passElements,
+                              indexConstant(b, loc, passes - 1)),
+        indexConstant(b, loc, 8));
+    Type element = type.getElementType();
+    auto flatType = MemRefType::get(
+        {ShapedType::kDynamic}, element,
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}),
+        cast<MemRefType>(src.getType()).getMemorySpace());
+    Value flat = memref::ReinterpretCastOp::create(
+        b, loc, flatType, src, OpFoldResult(start),
+        ArrayRef<OpFoldResult>{extent},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    SmallVector<Value> target =
+        sharedIndices(b, loc, type, stage, firstRow, col);
+    size_t rowAt = type.getLayout() == SharedLayout::wgmma_128b ? 2 : 1;
+    // A loop, not unrolled: unrolled, LLVM keeps each pass's shared address
+    // in a register of its own across the KV loop.
+    auto loop = scf::ForOp::create(b, loc, firstRow,
+                                   indexConstant(b, loc, rows),
+                                   indexConstant(b, loc, rowsPerPass),
+                                   ValueRange{indexConstant(b, loc, 0)});
+    OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
+    SmallVector<Value> at = target;
+    at[rowAt] = loop.getInductionVar();
+    Value at0 = loop.getRegionIterArgs()[0];
+    nvgpu::DeviceAsyncCopyOp::create(
+        body, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, at,
+        flat, ValueRange{at0}, body.getIndexAttr(8), Value(),
+        body.getUnitAttr());
+    scf::YieldOp::create(
+        body, loc, ValueRange{arith::AddIOp::create(body, loc, at0,
+                                                    passElements)});
   }
 
   /// Source indices of tile element (row, col).

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
@@ -222,13 +223,41 @@ struct ScaleRowsLowering : public OpConversionPattern<ScaleRowsOp> {
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     FragmentShape shape = FragmentShape::of(op.getAcc().getType());
-    Value result = mapAccumulator(
-        b, loc, adaptor.getAcc(), shape,
-        [&](int64_t m, int64_t, int64_t half, int64_t, Value value) {
-          Value factor = extract(b, loc, adaptor.getFactors(), {m * 2 + half});
-          return arith::MulFOp::create(b, loc, value, factor).getResult();
-        });
-    rewriter.replaceOp(op, result);
+    auto scale = [&](OpBuilder &b) {
+      return mapAccumulator(
+          b, loc, adaptor.getAcc(), shape,
+          [&](int64_t m, int64_t, int64_t half, int64_t, Value value) {
+            Value factor =
+                extract(b, loc, adaptor.getFactors(), {m * 2 + half});
+            return arith::MulFOp::create(b, loc, value, factor).getResult();
+          });
+    };
+    if (!op.getSkipUnmoved()) {
+      rewriter.replaceOp(op, scale(b));
+      return success();
+    }
+    // Any factor of this thread's rows other than exactly 1 (NaN counts),
+    // then one vote of the warp: all its lanes take the same branch.
+    Value one = f32Constant(b, loc, 1.0);
+    Value moved;
+    for (int64_t i = 0; i < shape.mTiles * 2; ++i) {
+      Value differs =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                extract(b, loc, adaptor.getFactors(), {i}), one);
+      moved = moved ? Value(arith::OrIOp::create(b, loc, moved, differs))
+                    : differs;
+    }
+    Value fullMask = arith::ConstantIntOp::create(b, loc, -1, 32);
+    Value anyMoved = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), fullMask,
+                                              moved, NVVM::VoteSyncKind::any);
+    Value acc = adaptor.getAcc();
+    auto branch = scf::IfOp::create(b, loc, TypeRange{acc.getType()}, anyMoved,
+                                    /*withElse=*/true);
+    OpBuilder then = branch.getThenBodyBuilder();
+    scf::YieldOp::create(then, loc, scale(then));
+    OpBuilder otherwise = branch.getElseBodyBuilder();
+    scf::YieldOp::create(otherwise, loc, acc);
+    rewriter.replaceOp(op, branch.getResult(0));
     return success();
   }
 };

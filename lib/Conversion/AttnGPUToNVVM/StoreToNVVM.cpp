@@ -1,9 +1,11 @@
 //===- StoreToNVVM.cpp - the epilogue store -------------------------------===//
 //
-// Each thread stores the elements it holds, converted to the tensor's
-// element type, skipping those out of range on the checked dims; per-row
+// store: each thread stores the elements it holds, converted to the
+// tensor's element type, skipping those out of range on the checked dims
+// (paired: two columns per 4-byte store where aligned at run time); per-row
 // values are stored once per row (by the first lane of the four that hold
-// it).
+// it). copy_out: the CTA copies a shared tile out in 16-byte row chunks
+// where aligned at run time, element by element otherwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,10 +35,6 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
     ThreadCoords thread(b, loc);
     auto dest = cast<MemRefType>(op.getDest().getType());
     Value destValue = adaptor.getDest();
-    SmallVector<bool> checked(tile.getRank(), false);
-    if (std::optional<ArrayRef<int64_t>> check = op.getBoundaryCheck())
-      for (int64_t dim : *check)
-        checked[dim] = true;
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < dest.getRank(); ++d)
       sizes.push_back(memref::DimOp::create(b, loc, destValue, d));
@@ -45,18 +43,11 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
     // Stores `value` at tile position `coords` where `guard` (may be null)
     // holds and the checked dims are in range.
     auto storeAt = [&](Value value, ArrayRef<Value> coords, Value guard) {
-      SmallVector<Value> indices(adaptor.getOffsets().begin(),
-                                 adaptor.getOffsets().end());
-      Value ok = guard;
-      for (auto [dim, coord] : llvm::enumerate(coords)) {
-        int64_t d = op.getDims()[dim];
-        indices[d] = arith::AddIOp::create(b, loc, indices[d], coord);
-        if (!checked[dim])
-          continue;
-        Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         indices[d], sizes[d]);
-        ok = ok ? arith::AndIOp::create(b, loc, ok, in) : in;
-      }
+      SmallVector<Value> indices;
+      Value ok = globalIndices(b, loc, op.getDims(), op.getBoundaryCheck(),
+                               adaptor.getOffsets(), sizes, coords, indices);
+      if (guard)
+        ok = ok ? Value(arith::AndIOp::create(b, loc, guard, ok)) : guard;
       Type element = dest.getElementType();
       if (value.getType() != element)
         value = arith::TruncFOp::create(b, loc, element, value);
@@ -78,8 +69,11 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
               b, loc, adaptor.getValue(), ArrayRef<int64_t>{m * 2 + half});
           storeAt(value, {fragmentRow(b, loc, thread, shape, m, half)}, first);
         }
-    } else {
-      Value pairCol = arith::MulIOp::create(b, loc, thread.inGroup, c(2));
+      rewriter.eraseOp(op);
+      return success();
+    }
+    Value pairCol = arith::MulIOp::create(b, loc, thread.inGroup, c(2));
+    auto elementByElement = [&] {
       for (int64_t m = 0; m < shape.mTiles; ++m)
         for (int64_t n = 0; n < shape.nTiles; ++n)
           for (int64_t half = 0; half < 2; ++half) {
@@ -92,7 +86,149 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
               storeAt(value, {row, col}, Value());
             }
           }
+    };
+    if (!op.getPaired()) {
+      elementByElement();
+      rewriter.eraseOp(op);
+      return success();
     }
+    // A thread's two adjacent columns as one 4-byte store where the tile
+    // and its row pitch are 4-byte aligned (the verifier checked 16-bit,
+    // contiguous, unchecked columns); element by element otherwise.
+    TileStart start =
+        tileStart(b, loc, destValue, adaptor.getOffsets(), op.getDims()[0], 4);
+    auto branch = scf::IfOp::create(b, loc, start.aligned, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      auto pairType = VectorType::get({2}, dest.getElementType());
+      for (int64_t m = 0; m < shape.mTiles; ++m)
+        for (int64_t n = 0; n < shape.nTiles; ++n)
+          for (int64_t half = 0; half < 2; ++half) {
+            Value pair = vector::ExtractOp::create(
+                b, loc, adaptor.getValue(),
+                ArrayRef<int64_t>{m * shape.nTiles + n, half});
+            pair = arith::TruncFOp::create(b, loc, pairType, pair);
+            Value row = fragmentRow(b, loc, thread, shape, m, half);
+            Value col = arith::AddIOp::create(b, loc, pairCol, c(n * 8));
+            SmallVector<Value> indices;
+            Value ok = globalIndices(b, loc, op.getDims(), op.getBoundaryCheck(),
+                                     adaptor.getOffsets(), sizes, {row, col},
+                                     indices);
+            auto onlyIf = ok ? scf::IfOp::create(b, loc, ok, false) : nullptr;
+            OpBuilder::InsertionGuard inner(b);
+            if (onlyIf)
+              b.setInsertionPointToStart(onlyIf.thenBlock());
+            vector::StoreOp::create(b, loc, pair, destValue, indices,
+                                    /*nontemporal=*/false, llvm::MaybeAlign(4));
+          }
+      b.setInsertionPointToStart(branch.elseBlock());
+      elementByElement();
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct CopyOutLowering : public OpConversionPattern<CopyOutOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CopyOutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<int64_t> threads = blockThreads(op);
+    if (failed(threads))
+      return failure();
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    SharedType type = op.getBuffer().getType();
+    auto dest = cast<MemRefType>(op.getDest().getType());
+    Value destValue = adaptor.getDest(), buffer = adaptor.getBuffer();
+    Value stage = adaptor.getStage();
+    Type element = type.getElementType();
+    int64_t rows = type.getShape()[0], cols = type.getShape()[1];
+    ArrayRef<int64_t> dims = op.getDims();
+    auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < dest.getRank(); ++d)
+      sizes.push_back(memref::DimOp::create(b, loc, destValue, d));
+    ThreadCoords thread(b, loc);
+
+    // A loop over `perRow` items of each row, strided by the CTA.
+    auto forEachItem = [&](OpBuilder &b, int64_t perRow,
+                           function_ref<void(OpBuilder &, Value, Value)> body) {
+      auto loop = scf::ForOp::create(b, loc, thread.threadId,
+                                     indexConstant(b, loc, rows * perRow),
+                                     indexConstant(b, loc, *threads));
+      OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
+      Value i = loop.getInductionVar();
+      Value row = arith::DivUIOp::create(inner, loc, i,
+                                         indexConstant(inner, loc, perRow));
+      Value item = arith::RemUIOp::create(inner, loc, i,
+                                          indexConstant(inner, loc, perRow));
+      body(inner, row, item);
+    };
+    // Stores `value` at tile (row, col) where the checked dims are in range.
+    auto storeAt = [&](OpBuilder &b, Value value, Value row, Value col,
+                       int64_t alignment) {
+      SmallVector<Value> indices;
+      Value ok = globalIndices(b, loc, dims, op.getBoundaryCheck(),
+                               adaptor.getOffsets(), sizes, {row, col},
+                               indices);
+      OpBuilder::InsertionGuard guard(b);
+      if (ok)
+        b.setInsertionPointToStart(
+            scf::IfOp::create(b, loc, ok, /*withElse=*/false).thenBlock());
+      if (isa<VectorType>(value.getType()))
+        vector::StoreOp::create(b, loc, value, destValue, indices,
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(alignment));
+      else
+        memref::StoreOp::create(b, loc, value, destValue, indices);
+    };
+    auto byElements = [&](OpBuilder &b) {
+      forEachItem(b, cols, [&](OpBuilder &b, Value row, Value col) {
+        Value value = memref::LoadOp::create(
+            b, loc, buffer, sharedIndices(b, loc, type, stage, row, col));
+        storeAt(b, value, row, col, 0);
+      });
+    };
+    // 16-byte chunks: rows contiguous in dest (its innermost dim, unit
+    // stride), columns unchecked, whole chunks per row (a swizzle moves
+    // whole 16-byte chunks, so a chunk stays contiguous in shared memory).
+    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+    int64_t chunkElements = 16 / elementBytes;
+    SmallVector<int64_t> strides;
+    int64_t unusedOffset;
+    std::optional<ArrayRef<int64_t>> check = op.getBoundaryCheck();
+    bool byChunks =
+        succeeded(dest.getStridesAndOffset(strides, unusedOffset)) &&
+        dims[1] == dest.getRank() - 1 && strides[dims[1]] == 1 &&
+        cols % chunkElements == 0 &&
+        !(check && llvm::is_contained(*check, int64_t(1)));
+    if (!byChunks) {
+      byElements(b);
+      rewriter.eraseOp(op);
+      return success();
+    }
+    TileStart start = tileStart(b, loc, destValue, adaptor.getOffsets(),
+                                dims[0], 16);
+    auto branch = scf::IfOp::create(b, loc, start.aligned, /*withElse=*/true);
+    OpBuilder then = branch.getThenBodyBuilder();
+    auto chunkType = VectorType::get({chunkElements}, element);
+    forEachItem(then, cols / chunkElements,
+                [&](OpBuilder &b, Value row, Value chunk) {
+                  Value col = arith::MulIOp::create(
+                      b, loc, chunk, indexConstant(b, loc, chunkElements));
+                  Value value = vector::LoadOp::create(
+                      b, loc, chunkType, buffer,
+                      sharedIndices(b, loc, type, stage, row, col),
+                      /*nontemporal=*/false, llvm::MaybeAlign(16));
+                  storeAt(b, value, row, col, 16);
+                });
+    OpBuilder otherwise = branch.getElseBodyBuilder();
+    byElements(otherwise);
+    (void)c;
     rewriter.eraseOp(op);
     return success();
   }
@@ -102,5 +238,6 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
 
 void mlir::attngpu::populateStoreToNVVMPatterns(const TypeConverter &converter,
                                                 RewritePatternSet &patterns) {
-  patterns.add<StoreLowering>(converter, patterns.getContext());
+  patterns.add<StoreLowering, CopyOutLowering>(converter,
+                                               patterns.getContext());
 }

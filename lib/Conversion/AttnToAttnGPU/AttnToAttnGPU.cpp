@@ -27,6 +27,8 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
+#include "attn/Schedule/ScheduleSettings.h"
+#include "attn/Schedule/ScheduleTable.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -56,9 +58,9 @@ struct Tile {
 class KernelConverter {
 public:
   KernelConverter(func::FuncOp kernel, gpu::GPUModuleOp module, int64_t warps,
-                  int64_t blockM, bool wgmma, int64_t minBlocksPerSM)
+                  int64_t blockM, const GpuScheduleKnobs &knobs)
       : kernel(kernel), module(module), warps(warps), blockM(blockM),
-        wgmma(wgmma), minBlocksPerSM(minBlocksPerSM), b(kernel.getContext()) {
+        wgmma(knobs.wgmmaScores), knobs(knobs), b(kernel.getContext()) {
     MLIRContext *context = kernel.getContext();
     ag::MmaInstr instr = wgmma ? ag::MmaInstr::wgmma : ag::MmaInstr::mma_sync;
     acc = ag::MmaLayoutAttr::get(context, instr, ag::MmaRole::acc, warps);
@@ -76,12 +78,15 @@ public:
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     func.setKnownBlockSizeAttr(
         b.getDenseI32ArrayAttr({int32_t(warps * 32), 1, 1}));
+    // Every setting the kernel was built with, resolved (no -1).
     NamedAttrList schedule;
     schedule.append("block_m", b.getI64IntegerAttr(blockM));
     schedule.append("warps", b.getI64IntegerAttr(warps));
-    schedule.append("wgmma_scores", b.getI64IntegerAttr(wgmma));
-    if (minBlocksPerSM > 0)
-      schedule.append("min_blocks_per_sm", b.getI64IntegerAttr(minBlocksPerSM));
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
+  if (llvm::StringRef(SPELLING) != "attngpu")                                  \
+    schedule.append(settingName(SPELLING),                                     \
+                    b.getI64IntegerAttr(int64_t(knobs.NAME)));
+#include "attn/Schedule/GpuScheduleKnobs.def"
     func->setAttr(ag::kScheduleAttrName,
                   ag::ScheduleAttr::get(b.getContext(),
                                         schedule.getDictionary(b.getContext())));
@@ -284,12 +289,20 @@ private:
     if (load.getPadding())
       padding = static_cast<ag::Padding>(load.getPaddingOrDefault());
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    // Checked copies in the loop that applies the causal mask, where the
+    // schedule trades the whole passes' registers for a CTA target.
+    bool checkedChunks = false;
+    if (!knobs.wholePassCopiesOnDiagonal)
+      if (auto loop = load->getParentOfType<scf::ForOp>())
+        checkedChunks = loop->walk([](MaskCausalOp) {
+                              return WalkResult::interrupt();
+                            }).wasInterrupted();
     Value token = ag::AsyncCopyOp::create(
         b, loc, mapping.lookup(load.getBase()), offsets, load.getDims(),
         load.getBoundaryCheckAttr(),
         padding ? ag::PaddingAttr::get(b.getContext(), *padding)
                 : ag::PaddingAttr(),
-        buffer, zero);
+        buffer, zero, checkedChunks);
     // Waited where first read in this block; read elsewhere (a loop body),
     // waited here.
     bool readHere = llvm::all_of(load->getUsers(), [&](Operation *user) {
@@ -401,8 +414,12 @@ private:
     auto step = ag::SoftmaxStepOp::create(
         b, loc, reg(softmax.getScores()), mapping.lookup(softmax.getScale()),
         reg(softmax.getMax()), reg(softmax.getSum()));
+    // The warp skips the rescale when no row max moved, where the
+    // accumulator is wide enough for the vote to pay.
+    bool skipUnmoved =
+        knobs.skipUnmovedRescale && dv >= knobs.skipRescaleMinCols;
     Value rescaled = ag::ScaleRowsOp::create(b, loc, reg(softmax.getAcc()),
-                                             step.getAlpha());
+                                             step.getAlpha(), skipUnmoved);
     // P never leaves registers: the accumulator layout of S is the A
     // operand layout of P V.
     Value p = ag::ConvertLayoutOp::create(
@@ -443,9 +460,47 @@ private:
     SmallVector<Value> offsets;
     for (Value offset : store.getOffsets())
       offsets.push_back(mapping.lookup(offset));
-    ag::StoreOp::create(b, store.getLoc(), it->second.value,
-                        mapping.lookup(store.getBase()), offsets,
-                        store.getDims(), store.getBoundaryCheckAttr());
+    Location loc = store.getLoc();
+    Value value = it->second.value, dest = mapping.lookup(store.getBase());
+    auto tile = cast<ag::TileType>(value.getType());
+    auto destType = cast<MemRefType>(dest.getType());
+    bool accumulator = isa<ag::MmaLayoutAttr>(tile.getLayout());
+    bool sixteenBit = destType.getElementType().getIntOrFloatBitWidth() == 16;
+    int64_t cols = tile.getRank() == 2 ? tile.getShape()[1] : 0;
+    if (accumulator && sixteenBit && knobs.stagedOutput == 1) {
+      // Through shared memory, out as 16-byte rows (copy_out checks the
+      // alignment at run time); the buffer's place and the barriers around
+      // it come from attngpu-allocate-shared and attngpu-insert-barriers.
+      int64_t rowBytes = cols * 2;
+      bool pow2Chunks =
+          rowBytes % 16 == 0 && llvm::isPowerOf2_64(rowBytes / 16);
+      auto bufferType = ag::SharedType::get(
+          b.getContext(), tile.getShape(), destType.getElementType(),
+          pow2Chunks ? ag::SharedLayout::xor_rows : ag::SharedLayout::plain,
+          1);
+      Value buffer =
+          ag::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      ag::LocalStoreOp::create(b, loc, value, buffer, zero);
+      ag::CopyOutOp::create(b, loc, buffer, zero, dest, offsets,
+                            store.getDims(), store.getBoundaryCheckAttr());
+      return success();
+    }
+    // Two columns per 4-byte store where the columns are the tensor's
+    // innermost, unit-stride and unchecked dim.
+    SmallVector<int64_t> strides;
+    int64_t unusedOffset;
+    ArrayRef<int64_t> dims = store.getDims();
+    std::optional<ArrayRef<int64_t>> checks = store.getBoundaryCheck();
+    bool paired = accumulator && sixteenBit && tile.getRank() == 2 &&
+                  cols <= knobs.pairedOutputMaxCols &&
+                  dims[1] == destType.getRank() - 1 &&
+                  succeeded(destType.getStridesAndOffset(strides,
+                                                         unusedOffset)) &&
+                  strides[dims[1]] == 1 &&
+                  !(checks && llvm::is_contained(*checks, int64_t(1)));
+    ag::StoreOp::create(b, loc, value, dest, offsets, dims,
+                        store.getBoundaryCheckAttr(), paired);
     return success();
   }
 
@@ -509,7 +564,7 @@ public:
 private:
   int64_t warps, blockM;
   bool wgmma;
-  int64_t minBlocksPerSM;
+  GpuScheduleKnobs knobs;
   OpBuilder b;
   IRMapping mapping;
   DenseMap<Value, Tile> tiles;
@@ -550,21 +605,55 @@ static bool fitsWgmma(func::FuncOp kernel, int64_t warps, int64_t blockM) {
   return fits;
 }
 
-/// The widest 2-D tile the kernel stores (head_dim_v).
-static int64_t widestOutput(func::FuncOp kernel) {
-  int64_t cols = 0;
-  kernel.walk([&](TileStoreOp store) {
-    auto type = cast<RankedTensorType>(store.getValue().getType());
-    if (type.getRank() == 2)
-      cols = std::max(cols, type.getDimSize(1));
+/// What the schedule table's measured choices depend on, read from the
+/// tile program: the widest 2-D tiles loaded and stored, and whether it
+/// masks causally.
+static KernelTraits kernelTraits(func::FuncOp kernel) {
+  KernelTraits traits;
+  kernel.walk([&](Operation *op) {
+    if (auto store = dyn_cast<TileStoreOp>(op)) {
+      auto type = cast<RankedTensorType>(store.getValue().getType());
+      if (type.getRank() == 2)
+        traits.outputCols = std::max(traits.outputCols, type.getDimSize(1));
+    }
+    if (auto load = dyn_cast<TileLoadOp>(op)) {
+      auto type = cast<RankedTensorType>(load.getResult().getType());
+      if (type.getRank() == 2)
+        traits.inputCols = std::max(traits.inputCols, type.getDimSize(1));
+    }
+    if (isa<MaskCausalOp>(op))
+      traits.causal = true;
   });
-  return cols;
+  return traits;
 }
 
 struct ConvertAttnToAttnGPUPass
     : public mlir::attn::impl::ConvertAttnToAttnGPUBase<
           ConvertAttnToAttnGPUPass> {
   using Base::Base;
+  ConvertAttnToAttnGPUPass(const ConvertAttnToAttnGPUOptions &options,
+                           const GpuScheduleKnobs &knobs)
+      : Base(options) {
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) NAME = knobs.NAME;
+#include "attn/Schedule/GpuScheduleKnobs.def"
+  }
+  // Options cannot be copied; clonePass copies their values afterwards.
+  ConvertAttnToAttnGPUPass(const ConvertAttnToAttnGPUPass &other)
+      : Base(other) {}
+
+  // The schedule's knobs, spelled and described once.
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
+  Option<TYPE> NAME{*this, SPELLING, llvm::cl::desc(HELP),                     \
+                    llvm::cl::init(DEFAULT)};
+#include "attn/Schedule/GpuScheduleKnobs.def"
+
+  GpuScheduleKnobs requestedKnobs() const {
+    GpuScheduleKnobs knobs;
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) knobs.NAME = NAME;
+#include "attn/Schedule/GpuScheduleKnobs.def"
+    return knobs;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels = collectTileKernels(module);
@@ -601,38 +690,33 @@ struct ConvertAttnToAttnGPUPass
 
   LogicalResult convertKernel(func::FuncOp kernel, gpu::GPUModuleOp gpuModule,
                               std::optional<KernelConverter> &converter) {
-    {
-      auto blockM = kernel->getAttrOfType<IntegerAttr>("attn.block_m");
-      if (!blockM || blockM.getInt() <= 0 || blockM.getInt() % 16 != 0 ||
-          blockM.getInt() > 256)
-        return kernel.emitOpError() << "the GPU schedule needs attn.block_m, "
-                                       "a multiple of 16 up to 256";
-      FailureOr<int64_t> warps = gpuWarpsPerBlock(kernel, blockM.getInt());
-      if (failed(warps))
-        return failure();
-      bool useWgmma = wgmma && fitsWgmma(kernel, *warps, blockM.getInt());
-      // Measured on the H200 (docs/perf-notes.md, session 8): one
-      // warpgroup on wgmma with accumulators up to 128 columns runs 4 CTAs
-      // in 128 registers (d 128 s 1k 288 -> 314 TFLOP/s, d 64 251 -> 274),
-      // except causal at 128 columns, whose spills cost more (313 -> 291).
-      int64_t ctas = minBlocksPerSM;
-      if (ctas < 0) {
-        int64_t cols = widestOutput(kernel);
-        bool causal = kernel
-                          ->walk([](MaskCausalOp) {
-                            return WalkResult::interrupt();
-                          })
-                          .wasInterrupted();
-        ctas = useWgmma && blockM.getInt() == 64 && *warps == 4 &&
-                       cols <= 128 && !(causal && cols >= 128)
-                   ? 4
-                   : 0;
-      }
-      converter.emplace(kernel, gpuModule, *warps, blockM.getInt(), useWgmma,
-                        ctas);
-      return converter->convert();
-    }
+    auto blockM = kernel->getAttrOfType<IntegerAttr>("attn.block_m");
+    if (!blockM || blockM.getInt() <= 0 || blockM.getInt() % 16 != 0 ||
+        blockM.getInt() > 256)
+      return kernel.emitOpError() << "the GPU schedule needs attn.block_m, "
+                                     "a multiple of 16 up to 256";
+    FailureOr<int64_t> warps = gpuWarpsPerBlock(kernel, blockM.getInt());
+    if (failed(warps))
+      return failure();
+    // wgmma exists on sm_90a only (the "a" features). This level runs both
+    // products on it or neither (wgmma-values=0 keeps the kernel on
+    // mma.sync).
+    bool useWgmma = wgmmaScores && wgmmaValues && chip == "sm_90a" &&
+                    fitsWgmma(kernel, *warps, blockM.getInt());
+    KernelTraits traits = kernelTraits(kernel);
+    traits.oneWarpgroupWgmma =
+        useWgmma && blockM.getInt() == 64 && *warps == 4;
+    GpuScheduleKnobs knobs = measuredKnobs(requestedKnobs(), traits);
+    knobs.wgmmaScores = knobs.wgmmaValues = useWgmma;
+    converter.emplace(kernel, gpuModule, *warps, blockM.getInt(), knobs);
+    return converter->convert();
   }
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::attn::createConvertAttnToAttnGPU(
+    const ConvertAttnToAttnGPUOptions &options, const GpuScheduleKnobs &knobs) {
+  return std::make_unique<ConvertAttnToAttnGPUPass>(options, knobs);
+}

@@ -117,7 +117,7 @@ struct ConvertAttnToGPUPass
                        const GpuScheduleKnobs &knobs)
       : Base(options) {
 #define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) NAME = knobs.NAME;
-#include "attn/Pipelines/GpuScheduleKnobs.def"
+#include "attn/Schedule/GpuScheduleKnobs.def"
   }
   // Options cannot be copied; clonePass copies their values afterwards.
   ConvertAttnToGPUPass(const ConvertAttnToGPUPass &other) : Base(other) {}
@@ -127,7 +127,7 @@ struct ConvertAttnToGPUPass
 #define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
   Option<TYPE> NAME{*this, SPELLING, llvm::cl::desc(HELP),                     \
                     llvm::cl::init(DEFAULT)};
-#include "attn/Pipelines/GpuScheduleKnobs.def"
+#include "attn/Schedule/GpuScheduleKnobs.def"
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -182,7 +182,7 @@ struct ConvertAttnToGPUPass
       schedule.rowsPerWarp = schedule.blockM / schedule.numWarps;
       schedule.mTiles = schedule.rowsPerWarp / 16;
 #define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) schedule.NAME = NAME;
-#include "attn/Pipelines/GpuScheduleKnobs.def"
+#include "attn/Schedule/GpuScheduleKnobs.def"
       // wgmma exists on sm_90a only (the "a" features).
       schedule.wgmmaScores = wgmmaScores && chip == "sm_90a";
       if (failed(KernelEmitter(kernel, gpuModule, schedule).emit()))

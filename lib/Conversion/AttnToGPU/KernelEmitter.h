@@ -54,7 +54,7 @@ struct GpuSchedule {
   /// measuredScheduleKnobs before anything is emitted. wgmmaScores: S =
   /// Q K^T on wgmma where the chip and the dot allow it (WgmmaScores.cpp).
 #define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) TYPE NAME = DEFAULT;
-#include "attn/Pipelines/GpuScheduleKnobs.def"
+#include "attn/Schedule/GpuScheduleKnobs.def"
 };
 
 /// The knobs measured best on the H200 (docs/perf-notes.md, sessions 6

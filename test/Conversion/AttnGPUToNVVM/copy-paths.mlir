@@ -8,11 +8,22 @@
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    // One alignment check for the tile, not one per chunk.
+    // One alignment check for the tile, not one per chunk; then a tile
+    // whose rows are all in range goes in whole passes of the CTA (one
+    // unchecked copy in a loop of 16-row passes, the flat source index
+    // moving by 16 rows' stride), the boundary tile in 4 checked chunks.
     // CHECK-LABEL: gpu.func @row_major
     // CHECK: memref.extract_aligned_pointer_as_index
     // CHECK: scf.if
-    // CHECK-COUNT-4: nvgpu.device_async_copy
+    // CHECK: arith.cmpi ule
+    // CHECK: scf.if
+    // CHECK: %[[PASS:.*]] = arith.muli %strides#0, %c16
+    // CHECK: memref.reinterpret_cast %arg0
+    // CHECK: scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c16{{.*}} iter_args(%[[AT:.*]] = %{{.*}})
+    // CHECK-NEXT: nvgpu.device_async_copy %{{.*}}[%[[AT]]], {{.*}}, 8 {bypassL1}
+    // CHECK-NEXT: arith.addi %[[AT]], %[[PASS]]
+    // CHECK: } else {
+    // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1}
     // CHECK: } else {
     // CHECK: scf.for
     // CHECK-NOT: nvgpu.device_async_copy
@@ -81,6 +92,51 @@ module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<16x3xf16>
       %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<16x3xf16>, !attngpu.shared<16x3xf16>
+      attngpu.async_wait %t
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // No dim checked: whole passes with no range check (wgmma slabs keep
+    // their row at index 2), 32 rows in 4 passes of 8.
+    // CHECK-LABEL: gpu.func @unchecked_whole_passes
+    // CHECK: scf.if
+    // CHECK-NOT: scf.if
+    // CHECK: scf.for %{{.*}} step %c8
+    // CHECK-NEXT: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%c0, %{{.*}}, %arg{{.*}}, %{{.*}}], 8 {bypassL1}
+    // CHECK-NOT: nvgpu.device_async_copy
+    // CHECK: } else {
+    gpu.func @unchecked_whole_passes(%g: memref<?x128xbf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<32x128xbf16, wgmma_128b>
+      %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<?x128xbf16>, !attngpu.shared<32x128xbf16, wgmma_128b>
+      attngpu.async_wait %t
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // Three chunks per row: 128 threads do not keep their columns from pass
+    // to pass, so checked chunks only (64 rows x 3 = 192 chunks: two
+    // passes, the second guarded).
+    // CHECK-LABEL: gpu.func @no_whole_passes
+    // CHECK: scf.if
+    // CHECK-NOT: memref.reinterpret_cast
+    // CHECK-COUNT-2: nvgpu.device_async_copy
+    // CHECK: } else {
+    gpu.func @no_whole_passes(%g: memref<?x24xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x24xf16>
+      %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] boundary_check = [0] into %b[%c0] : memref<?x24xf16>, !attngpu.shared<64x24xf16>
       attngpu.async_wait %t
       gpu.return
     }

@@ -581,3 +581,86 @@ func.func @f(%a: !a, %m: !rows) {
   %o, %lse = attngpu.finalize %a, %m, %m : !a, !rows
   return
 }
+
+// -----
+
+!rows = !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
+!g = memref<?xf16, strided<[1], offset: ?>>
+func.func @f(%v: !rows, %g: !g, %i: index) {
+  // expected-error @+1 {{paired stores accumulator tiles, not #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>}}
+  attngpu.store %v, %g[%i] dims = [0] paired : !rows, !g
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!g = memref<?x64xf32, strided<[64, 1], offset: ?>>
+func.func @f(%v: !acc, %g: !g, %i: index) {
+  // expected-error @+1 {{paired needs a 16-bit dest (two columns per 4-byte store), got 'f32'}}
+  attngpu.store %v, %g[%i, %i] dims = [0, 1] paired : !acc, !g
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!g = memref<64x?xf16, strided<[1, 64], offset: ?>>
+func.func @f(%v: !acc, %g: !g, %i: index) {
+  // expected-error @+1 {{paired needs the tile's columns along dest's innermost dimension, unit stride (got dimension 0)}}
+  attngpu.store %v, %g[%i, %i] dims = [1, 0] paired : !acc, !g
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!g = memref<?x?xf16, strided<[?, 2], offset: ?>>
+func.func @f(%v: !acc, %g: !g, %i: index) {
+  // expected-error @+1 {{paired needs the tile's columns along dest's innermost dimension, unit stride (got dimension 1)}}
+  attngpu.store %v, %g[%i, %i] dims = [0, 1] paired : !acc, !g
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!g = memref<?x?xf16, strided<[?, 1], offset: ?>>
+func.func @f(%v: !acc, %g: !g, %i: index) {
+  // expected-error @+1 {{paired needs unchecked columns (boundary_check without 1)}}
+  attngpu.store %v, %g[%i, %i] dims = [0, 1] boundary_check = [0, 1] paired : !acc, !g
+  return
+}
+
+// -----
+
+!buf = !attngpu.shared<64x64xbf16, xor_rows>
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+func.func @f(%b: !buf, %g: !g, %i: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{copies 'bf16' elements into a 'f16' dest}}
+  attngpu.copy_out %b[%c0], %g[%i, %i] dims = [0, 1] : !buf, !g
+  return
+}
+
+// -----
+
+!buf = !attngpu.shared<64x64xbf16, xor_rows>
+!g = memref<?x64xbf16, strided<[64, 1], offset: ?>>
+func.func @f(%b: !buf, %g: !g, %i: index) {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{buffer stage 1 out of range for a buffer of 1 stage(s)}}
+  attngpu.copy_out %b[%c1], %g[%i, %i] dims = [0, 1] : !buf, !g
+  return
+}
+
+// -----
+
+!buf = !attngpu.shared<64x64xbf16, xor_rows>
+!g = memref<?x64xbf16, strided<[64, 1], offset: ?>>
+func.func @f(%b: !buf, %g: !g, %i: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{dims must name one dest dimension per tile dimension (2), got 1}}
+  attngpu.copy_out %b[%c0], %g[%i, %i] dims = [0] : !buf, !g
+  return
+}

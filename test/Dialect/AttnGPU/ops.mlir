@@ -124,12 +124,36 @@ func.func @softmax_step(%s: !acc, %v: !v, %m: !rows, %l: !rows, %o: !acc,
   %s2 = attngpu.mask_causal %s1, q_start = %m0, kv_start = %n0, diagonal = %n0 : !acc
   // CHECK: %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} = attngpu.softmax_step %{{.+}}, scale = %{{.+}}, state = (%{{.+}}, %{{.+}}) : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>, !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
   %p, %m1, %l1, %alpha = attngpu.softmax_step %s2, scale = %scale, state = (%m, %l) : !acc, !rows
-  // CHECK: attngpu.scale_rows
-  %o1 = attngpu.scale_rows %o, %alpha : !acc, !rows
+  // CHECK: attngpu.scale_rows %{{.+}}, %{{.+}} :
+  %o0 = attngpu.scale_rows %o, %alpha : !acc, !rows
+  // CHECK: attngpu.scale_rows %{{.+}}, %{{.+}} skip_unmoved :
+  %o1 = attngpu.scale_rows %o0, %alpha skip_unmoved : !acc, !rows
   // CHECK: attngpu.convert_layout %{{.+}} : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>> -> !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
   %pa = attngpu.convert_layout %p : !acc -> !p
   %o2 = attngpu.mma %pa, %v, %o1 : !p, !v -> !acc
   // CHECK: = attngpu.finalize
   %out, %lse = attngpu.finalize %o2, %m1, %l1 : !acc, !rows
   return %out, %lse : !acc, !rows
+}
+
+// -----
+
+// The output tile's two store paths: paired stores from registers, and
+// through shared memory (local_store, copy_out).
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!obuf = !attngpu.shared<64x64xbf16, xor_rows>
+!out = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK-LABEL: func.func @output_paths
+func.func @output_paths(%o: !acc, %out: !out, %b: index, %h: index,
+                        %m0: index) {
+  %c0 = arith.constant 0 : index
+  // CHECK: attngpu.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] dims = [2, 3] boundary_check = [0] paired : !attngpu.tile<64x64xf32
+  attngpu.store %o, %out[%b, %h, %m0, %c0] dims = [2, 3] boundary_check = [0]
+      paired : !acc, !out
+  %buf = attngpu.alloc_shared : !obuf
+  attngpu.local_store %o, %buf[%c0] : !acc, !obuf
+  // CHECK: attngpu.copy_out %{{.+}}[%{{.+}}], %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] dims = [2, 3] boundary_check = [0] : !attngpu.shared<64x64xbf16, xor_rows>, memref<?x?x?x64xbf16
+  attngpu.copy_out %buf[%c0], %out[%b, %h, %m0, %c0] dims = [2, 3]
+      boundary_check = [0] : !obuf, !out
+  return
 }

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
-#include "attn/Dialect/Attn/Transforms/TileConfig.h"
+#include "attn/Schedule/TileConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -9,7 +9,7 @@
 #include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
 #include "TypeText.h"
-#include "attn/Pipelines/ScheduleSettings.h"
+#include "attn/Schedule/ScheduleSettings.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"

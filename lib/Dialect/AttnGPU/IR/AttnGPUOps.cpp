@@ -76,6 +76,27 @@ static LogicalResult verifyTileAddressing(Operation *op, MemRefType tensor,
   return success();
 }
 
+/// Whether tensor dimension `dim` of `tensor` has unit stride (statically)
+/// and is not among the `checked` tile dims (tile dim 1 is `dim`).
+static LogicalResult
+verifyContiguousColumns(Operation *op, MemRefType tensor, int64_t dim,
+                        std::optional<ArrayRef<int64_t>> checked,
+                        StringRef tensorName) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (dim != tensor.getRank() - 1 ||
+      failed(tensor.getStridesAndOffset(strides, offset)) ||
+      strides[dim] != 1)
+    return op->emitOpError()
+           << "paired needs the tile's columns along " << tensorName
+           << "'s innermost dimension, unit stride (got dimension " << dim
+           << ")";
+  if (checked && llvm::is_contained(*checked, int64_t(1)))
+    return op->emitOpError()
+           << "paired needs unchecked columns (boundary_check without 1)";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Shared memory and copies
 //===----------------------------------------------------------------------===//
@@ -529,5 +550,31 @@ LogicalResult StoreOp::verify() {
   if (!element.isF16() && !element.isBF16() && !element.isF32())
     return emitOpError() << "dest element type must be f16, bf16 or f32, got "
                          << element;
+  if (!getPaired())
+    return success();
+  if (!layout || tile.getRank() != 2)
+    return emitOpError() << "paired stores accumulator tiles, not "
+                         << tile.getLayout();
+  if (element.getIntOrFloatBitWidth() != 16)
+    return emitOpError() << "paired needs a 16-bit dest (two columns per "
+                            "4-byte store), got "
+                         << element;
+  if (failed(verifyContiguousColumns(*this, dest, getDims()[1],
+                                     getBoundaryCheck(), "dest")))
+    return failure();
   return success();
+}
+
+LogicalResult CopyOutOp::verify() {
+  SharedType buffer = getBuffer().getType();
+  auto dest = cast<MemRefType>(getDest().getType());
+  if (failed(verifyTileAddressing(*this, dest, getOffsets().size(), getDims(),
+                                  getBoundaryCheck(), int64_t(buffer.getShape().size()),
+                                  "dest")))
+    return failure();
+  if (buffer.getElementType() != dest.getElementType())
+    return emitOpError() << "copies " << buffer.getElementType()
+                         << " elements into a " << dest.getElementType()
+                         << " dest";
+  return verifyStage(*this, getStage(), buffer, "buffer");
 }

@@ -119,7 +119,7 @@ def AttnGPU_ScheduleAttr : AttnGPU_Attr<"Schedule", "schedule"> {
   let summary = "the kernel's GPU schedule: tile sizes and tuning knobs";
   let description = [{
     Every choice of a kernel's GPU schedule in one attribute, its settings
-    listed once (include/attn/Pipelines/ScheduleSettings.h): the tile
+    listed once (include/attn/Schedule/ScheduleSettings.h): the tile
     (`block_m` query rows per CTA, `block_n` keys per step, `warps`,
     `stages` of the K/V ring) and each knob of GpuScheduleKnobs.def under its
     option spelling with `-` as `_`. Settings left out take the table's

@@ -82,6 +82,12 @@ def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy"> {
     padding value. The data may be read only after `attngpu.async_wait` on
     the token, and by other threads only after a barrier as well.
 
+    Where the rows allow (16-byte chunks, each thread keeping its column
+    from pass to pass), a tile whose checked dimensions are all in range at
+    run time goes in whole passes of the CTA with no checks; with
+    `checked_chunks` it takes the checked copies anyway (fewer live
+    registers: a schedule choice where registers are short).
+
     ```mlir
     %t = attngpu.async_copy %key[%b, %h, %n0, %c0] dims = [2, 3]
         boundary_check = [0] padding = zero into %kbuf[%stage]
@@ -96,12 +102,13 @@ def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy"> {
                        OptionalAttr<AttnGPU_PaddingAttr>:$padding,
                        Arg<AttnGPU_Shared, "",
                            [MemWrite<AttnGPU_SharedMemory>]>:$buffer,
-                       Index:$stage);
+                       Index:$stage,
+                       UnitAttr:$checked_chunks);
   let results = (outs AttnGPU_TokenType:$token);
   let assemblyFormat = [{
     $source `[` $offsets `]` `dims` `=` $dims
     (`boundary_check` `=` $boundary_check^)? (`padding` `=` `` $padding^)?
-    `into` $buffer `[` $stage `]` attr-dict
+    `into` $buffer `[` $stage `]` (`checked_chunks` $checked_chunks^)? attr-dict
     `:` type($source) `,` qualified(type($buffer))
   }];
   let hasVerifier = 1;
@@ -392,17 +399,24 @@ def AttnGPU_ScaleRowsOp : AttnGPU_Op<"scale_rows",
     [Pure, AllTypesMatch<["acc", "result"]>]> {
   let summary = "multiply each row of an accumulator by a per-row factor";
   let description = [{
+    With `skip_unmoved`, a warp none of whose factors differs from 1 (no
+    running max moved: most KV steps once the max has settled) skips the
+    multiplies, decided by one vote of the warp: exact, as multiplying by 1
+    changes nothing. A schedule choice: the vote costs as much as the
+    multiplies of a narrow accumulator.
+
     ```mlir
     %acc1 = attngpu.scale_rows %acc, %alpha
         : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>,
           !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
     ```
   }];
-  let arguments = (ins AttnGPU_Tile:$acc, AttnGPU_Tile:$factors);
+  let arguments = (ins AttnGPU_Tile:$acc, AttnGPU_Tile:$factors,
+                       UnitAttr:$skip_unmoved);
   let results = (outs AttnGPU_Tile:$result);
   let assemblyFormat = [{
-    $acc `,` $factors attr-dict `:` qualified(type($acc)) `,`
-    qualified(type($factors))
+    $acc `,` $factors (`skip_unmoved` $skip_unmoved^)? attr-dict
+    `:` qualified(type($acc)) `,` qualified(type($factors))
   }];
   let hasVerifier = 1;
 }
@@ -496,8 +510,15 @@ def AttnGPU_StoreOp : AttnGPU_Op<"store"> {
     `dims[i]`, and elements out of range on the `boundary_check` dims are
     skipped.
 
+    With `paired` (an accumulator stored to a 16-bit tensor whose columns,
+    `dims[1]`, are contiguous and unchecked), each thread's two adjacent
+    columns go as one 4-byte store where, at run time, the tile's first
+    element and its row pitch are 4-byte aligned (element by element
+    otherwise): a schedule choice, measured (fewer stores, more live values).
+
     ```mlir
     attngpu.store %o, %out[%b, %h, %m0, %c0] dims = [2, 3] boundary_check = [0]
+        paired
         : !attngpu.tile<64x128xf32, #attngpu.mma<wgmma, acc, warps = 4>>,
           memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>
     ```
@@ -506,11 +527,46 @@ def AttnGPU_StoreOp : AttnGPU_Op<"store"> {
                        Arg<AnyStridedMemRef, "", [MemWrite]>:$dest,
                        Variadic<Index>:$offsets,
                        DenseI64ArrayAttr:$dims,
-                       OptionalAttr<DenseI64ArrayAttr>:$boundary_check);
+                       OptionalAttr<DenseI64ArrayAttr>:$boundary_check,
+                       UnitAttr:$paired);
   let assemblyFormat = [{
     $value `,` $dest `[` $offsets `]` `dims` `=` $dims
-    (`boundary_check` `=` $boundary_check^)? attr-dict
+    (`boundary_check` `=` $boundary_check^)? (`paired` $paired^)? attr-dict
     `:` qualified(type($value)) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_CopyOutOp : AttnGPU_Op<"copy_out"> {
+  let summary = "copy a shared buffer's tile to global memory";
+  let description = [{
+    Every thread of the CTA copies part of stage `stage` of `buffer` to
+    `dest` at `offsets` (tile dimension `i` along `dest` dimension
+    `dims[i]`), skipping elements out of range on the `boundary_check` dims:
+    16-byte row chunks where the rows are contiguous in `dest` and, at run
+    time, the tile's first element and row pitch are 16-byte aligned,
+    element by element otherwise. With `local_store`, the output tile's
+    coalesced path (barriers between them come from
+    attngpu-insert-barriers).
+
+    ```mlir
+    attngpu.copy_out %obuf[%c0], %out[%b, %h, %m0, %c0] dims = [2, 3]
+        boundary_check = [0]
+        : !attngpu.shared<64x64xbf16, xor_rows>,
+          memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins Arg<AttnGPU_Shared, "",
+                           [MemRead<AttnGPU_SharedMemory>]>:$buffer,
+                       Index:$stage,
+                       Arg<AnyStridedMemRef, "", [MemWrite]>:$dest,
+                       Variadic<Index>:$offsets,
+                       DenseI64ArrayAttr:$dims,
+                       OptionalAttr<DenseI64ArrayAttr>:$boundary_check);
+  let assemblyFormat = [{
+    $buffer `[` $stage `]` `,` $dest `[` $offsets `]` `dims` `=` $dims
+    (`boundary_check` `=` $boundary_check^)? attr-dict
+    `:` qualified(type($buffer)) `,` type($dest)
   }];
   let hasVerifier = 1;
 }

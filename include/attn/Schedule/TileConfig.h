@@ -1,12 +1,13 @@
 //===- TileConfig.h - tile sizes of the attention schedule ------*- C++ -*-===//
 //
-// The one place tile sizes are chosen. Every pass and lowering reads them from
-// here (or from the IR the expansion produced), never from literals.
+// Tile sizes, chosen in one place: the schedule table (ScheduleTable.h,
+// lib/Schedule/ScheduleTable.cpp). Every pass and lowering reads them from
+// there (or from the IR the expansion produced), never from literals.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_TILECONFIG_H
-#define ATTN_DIALECT_ATTN_TRANSFORMS_TILECONFIG_H
+#ifndef ATTN_SCHEDULE_TILECONFIG_H
+#define ATTN_SCHEDULE_TILECONFIG_H
 
 #include <cstdint>
 #include <string>
@@ -31,4 +32,4 @@ TileConfig chooseTileConfig(const std::string &target, int64_t headDim,
 
 } // namespace mlir::attn
 
-#endif // ATTN_DIALECT_ATTN_TRANSFORMS_TILECONFIG_H
+#endif // ATTN_SCHEDULE_TILECONFIG_H

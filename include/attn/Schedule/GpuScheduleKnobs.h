@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_PIPELINES_GPUSCHEDULEKNOBS_H
-#define ATTN_PIPELINES_GPUSCHEDULEKNOBS_H
+#ifndef ATTN_SCHEDULE_GPUSCHEDULEKNOBS_H
+#define ATTN_SCHEDULE_GPUSCHEDULEKNOBS_H
 
 #include <cstdint>
 
@@ -15,9 +15,9 @@ namespace mlir::attn {
 
 struct GpuScheduleKnobs {
 #define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) TYPE NAME = DEFAULT;
-#include "attn/Pipelines/GpuScheduleKnobs.def"
+#include "attn/Schedule/GpuScheduleKnobs.def"
 };
 
 } // namespace mlir::attn
 
-#endif // ATTN_PIPELINES_GPUSCHEDULEKNOBS_H
+#endif // ATTN_SCHEDULE_GPUSCHEDULEKNOBS_H

@@ -1,6 +1,6 @@
 //===- ScheduleSettings.cpp - the settings of a GPU schedule --------------===//
 
-#include "attn/Pipelines/ScheduleSettings.h"
+#include "attn/Schedule/ScheduleSettings.h"
 
 #include <type_traits>
 
@@ -28,7 +28,7 @@ const std::vector<ScheduleSetting> &mlir::attn::scheduleSettings() {
   list.push_back({settingName(SPELLING), int64_t(DEFAULT),                     \
                   int64_t(DEFAULT) < 0 ? -1 : 0,                               \
                   std::is_same_v<TYPE, bool> ? 1 : 1024});
-#include "attn/Pipelines/GpuScheduleKnobs.def"
+#include "attn/Schedule/GpuScheduleKnobs.def"
     return list;
   }();
   return settings;

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_PIPELINES_SCHEDULESETTINGS_H
-#define ATTN_PIPELINES_SCHEDULESETTINGS_H
+#ifndef ATTN_SCHEDULE_SCHEDULESETTINGS_H
+#define ATTN_SCHEDULE_SCHEDULESETTINGS_H
 
 #include <cstdint>
 #include <string>
@@ -39,4 +39,4 @@ std::string settingName(std::string_view spelling);
 
 } // namespace mlir::attn
 
-#endif // ATTN_PIPELINES_SCHEDULESETTINGS_H
+#endif // ATTN_SCHEDULE_SCHEDULESETTINGS_H

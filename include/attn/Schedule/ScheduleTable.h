@@ -1,0 +1,65 @@
+//===- ScheduleTable.h - the measured schedules -----------------*- C++ -*-===//
+//
+// The one table of schedule choices (plain C++, no MLIR): per target (CPU or
+// CUDA chip), element size, head dims and mask, the default tile sizes
+// (chooseTileConfig, TileConfig.h), the GPU level's measured knob choices
+// (what a -1 knob becomes) and the autotuner's candidates. Every number in
+// it was measured on the H200; lib/Schedule/ScheduleTable.cpp says where
+// (docs/perf-notes.md). Knobs are listed in GpuScheduleKnobs.def, settings
+// in ScheduleSettings.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_SCHEDULE_SCHEDULETABLE_H
+#define ATTN_SCHEDULE_SCHEDULETABLE_H
+
+#include "attn/Schedule/GpuScheduleKnobs.h"
+#include "attn/Schedule/TileConfig.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::attn {
+
+/// What the table is keyed by.
+struct ScheduleKey {
+  /// "cpu", or the CUDA chip ("sm_90a", "sm_80", ...).
+  std::string target = "cpu";
+  /// Bytes per input element (2: f16 / bf16, 4: f32).
+  int64_t elementBytes = 2;
+  int64_t headDim = 0, headDimV = 0;
+  bool causal = false;
+};
+
+/// A kernel as the GPU level's measured choices see it, read from its tile
+/// program (user kernels included).
+struct KernelTraits {
+  /// The widest 2-D tile loaded (head dim) and stored (head_dim_v).
+  int64_t inputCols = 0, outputCols = 0;
+  bool causal = false;
+  /// Its products run on wgmma with one warpgroup of 4 warps on 64 rows.
+  bool oneWarpgroupWgmma = false;
+};
+
+/// `requested` with every -1 ("measured") knob replaced by the choice
+/// measured for such a kernel on the attngpu level.
+GpuScheduleKnobs measuredKnobs(GpuScheduleKnobs requested,
+                               const KernelTraits &kernel);
+
+/// A schedule worth timing: tile sizes (none: chooseTileConfig's) and knobs.
+struct ScheduleEntry {
+  /// Unique among a key's entries; "default" for the first.
+  std::string name = "default";
+  std::optional<TileConfig> tiles;
+  GpuScheduleKnobs knobs;
+};
+
+/// The default first, then the alternatives measured to win somewhere (the
+/// autotuner's candidates); only the default where nothing else has been.
+std::vector<ScheduleEntry> scheduleCandidates(const ScheduleKey &key);
+
+} // namespace mlir::attn
+
+#endif // ATTN_SCHEDULE_SCHEDULETABLE_H

@@ -1,0 +1,161 @@
+//===- ScheduleTable.cpp - the measured schedules -------------------------===//
+//
+// Tile sizes, the GPU level's measured knob choices and the autotuner's
+// candidates, each with the H200 measurement it rests on
+// (docs/perf-notes.md has the runs).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Schedule/ScheduleTable.h"
+
+#include <limits>
+
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Tile sizes
+//===----------------------------------------------------------------------===//
+
+TileConfig mlir::attn::chooseTileConfig(const std::string &target,
+                                        int64_t headDim, int64_t headDimV,
+                                        int64_t elementBytes,
+                                        bool causal) {
+  TileConfig config;
+  if (target == "cpu") {
+    // Tiles of a few tens of KB stay in L1/L2; 64x64 scores keep the
+    // per-step temporaries small.
+    config.blockM = 64;
+    config.blockN = 64;
+    return config;
+  }
+  // GPU (mma.sync schedule): Q (BM x D), K (BN x D) and V (BN x DV) tiles
+  // in shared memory, the reduction dim padded to the mma's k (16 for
+  // 16-bit inputs, 8 for tf32). Beyond 48 KiB they are placed in dynamic
+  // shared memory (convert-attn-to-gpu).
+  int64_t k = elementBytes == 4 ? 8 : 16;
+  int64_t paddedD = (headDim + k - 1) / k * k;
+  auto fits = [&](int64_t bm, int64_t bn) {
+    return (bm * paddedD + bn * (paddedD + headDimV)) * elementBytes <=
+           48 * 1024;
+  };
+  // 16-bit inputs, head dims up to 128: 128-row CTAs of 4 warps with 32
+  // rows each (every K/V fragment feeds two mmas) and 64 keys per step (64
+  // KiB at d 128). Measured on the H200 (docs/perf-notes.md, bf16,
+  // B*S = 16k, non-causal): d 128 s 16k 181 (64x64) -> 263 (128x32) -> 277
+  // TFLOP/s (128x64); d 64 211 -> 225 -> 252.
+  // sm_90a (the wgmma schedule, convert-attn-to-gpu wgmma-scores): one
+  // warpgroup of 4 warps on 64 rows, 64 keys per step, when the head dims
+  // are whole 128-byte column blocks. Measured on the H200 (bf16, B*S = 16k,
+  // docs/perf-notes.md): d 128 s 16k 278 (mma.sync 128x64) -> 334 TFLOP/s,
+  // causal 246 -> 297; d 64 260 -> 277, causal 250 -> 271. At d 64,
+  // non-causal, 128 keys per step (session 7, s 512 / 16k: 240 / 322 ->
+  // 259 / 354); causal kernels keep 64 (their diagonal step would mask
+  // twice the work: 159 -> 127 at s 512).
+  if (target == "gpu:sm_90a" && elementBytes == 2 && headDim % 64 == 0 &&
+      headDimV % 64 == 0 && headDim <= 128 && headDimV <= 128) {
+    config.blockM = 64;
+    config.blockN = !causal && headDim == 64 && headDimV == 64 ? 128 : 64;
+    config.numWarps = 4;
+    return config;
+  }
+  if (elementBytes == 2 && paddedD <= 128 && headDimV <= 128) {
+    config.blockM = 128;
+    config.blockN = 64;
+    config.numWarps = 4;
+    return config;
+  }
+  // Otherwise one warp per 16 rows: the largest of 64, 32 and 16 rows (4, 2,
+  // 1 warps) that fits.
+  for (int64_t block : {64, 32, 16}) {
+    config.blockM = config.blockN = block;
+    if (fits(block, block))
+      break;
+  }
+  return config;
+}
+
+//===----------------------------------------------------------------------===//
+// The GPU level's knobs
+//===----------------------------------------------------------------------===//
+
+GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
+                                           const KernelTraits &kernel) {
+  // One warpgroup on wgmma with accumulators up to 128 columns: 4 CTAs in
+  // 128 registers (H200, bf16, attngpu, session 8: d 128 s 1k 288 -> 314
+  // TFLOP/s, d 64 s 2k 251 -> 274), except causal at 128 columns, whose
+  // spills cost more (causal d 128 s 4k 313 -> 291).
+  bool fourCtas = kernel.oneWarpgroupWgmma && kernel.outputCols <= 128 &&
+                  !(kernel.causal && kernel.outputCols >= 128);
+  if (knobs.minBlocksPerSM < 0)
+    knobs.minBlocksPerSM = fourCtas ? 4 : 0;
+  // Paired output stores: every width for one warpgroup on wgmma, else up
+  // to 64 columns (mma.sync at d 128: the extra live values cost more than
+  // the stores save; sessions 5-7, the old lowering).
+  if (knobs.pairedOutputMaxCols < 0)
+    knobs.pairedOutputMaxCols = kernel.oneWarpgroupWgmma
+                                    ? std::numeric_limits<int64_t>::max()
+                                    : 64;
+  // The output through shared memory as 16-byte rows: one warpgroup on
+  // wgmma at head dims 64 (session 7, the old lowering: d 64 s 512
+  // 228 -> 237 TFLOP/s, causal 147 -> 159).
+  if (knobs.stagedOutput < 0)
+    knobs.stagedOutput = kernel.oneWarpgroupWgmma && kernel.inputCols <= 64 &&
+                         kernel.outputCols <= 64;
+  // Whole-pass copies on the diagonal: checked copies there only to fit 4
+  // CTAs at causal head_dim_v 128, a target this level does not take.
+  if (knobs.wholePassCopiesOnDiagonal < 0)
+    knobs.wholePassCopiesOnDiagonal =
+        !(kernel.causal && kernel.outputCols >= 128 && knobs.minBlocksPerSM >= 4);
+  return knobs;
+}
+
+//===----------------------------------------------------------------------===//
+// The autotuner's candidates
+//===----------------------------------------------------------------------===//
+
+std::vector<ScheduleEntry>
+mlir::attn::scheduleCandidates(const ScheduleKey &key) {
+  std::vector<ScheduleEntry> entries(1);
+  // The wgmma schedule's family on sm_90a (16-bit, head dims whole 64-column
+  // blocks up to 128): the alternatives measured to win somewhere on the
+  // H200 (docs/perf-notes.md, sessions 5-7): two warpgroups of 64 rows with
+  // 64 or 128 keys per step (d 64 non-causal and causal d 128 at 16k); at
+  // d 64 the other key-block size than the default's (128 keys measured
+  // faster for causal kernels at 16k, 311 -> 323) and the direct output
+  // stores; for causal kernels at head_dim_v 128 the session-6 default (no
+  // CTA target, whole passes on the diagonal, element stores).
+  bool wgmmaFamily = key.target == "sm_90a" && key.elementBytes == 2 &&
+                     key.headDim % 64 == 0 && key.headDimV % 64 == 0 &&
+                     key.headDim <= 128 && key.headDimV <= 128;
+  if (!wgmmaFamily)
+    return entries;
+  auto tiles = [](int64_t m, int64_t n, int64_t warps) {
+    ScheduleEntry entry;
+    entry.name = std::to_string(m) + "x" + std::to_string(n) + "x" +
+                 std::to_string(warps);
+    entry.tiles = TileConfig{m, n, warps};
+    return entry;
+  };
+  entries.push_back(tiles(128, 64, 8));
+  entries.push_back(tiles(128, 128, 8));
+  if (key.headDim == 64 && key.headDimV == 64) {
+    TileConfig base = chooseTileConfig("gpu:" + key.target, key.headDim,
+                                       key.headDimV, key.elementBytes,
+                                       key.causal);
+    entries.push_back(
+        tiles(base.blockM, base.blockN == 64 ? 128 : 64, base.numWarps));
+    ScheduleEntry direct;
+    direct.name = "direct-output";
+    direct.knobs.stagedOutput = 0;
+    entries.push_back(direct);
+  }
+  if (key.causal && key.headDimV == 128) {
+    ScheduleEntry sessionSix;
+    sessionSix.name = "no-cta-target-diagonal-passes";
+    sessionSix.knobs.minBlocksPerSM = 0;
+    sessionSix.knobs.wholePassCopiesOnDiagonal = 1;
+    sessionSix.knobs.pairedOutputMaxCols = 64;
+    entries.push_back(sessionSix);
+  }
+  return entries;
+}

@@ -1,0 +1,50 @@
+// The schedule table's measured choices on the GPU level, and the knobs
+// that override them (the same options as convert-attn-to-gpu's).
+//
+// d 64, one warpgroup on wgmma: 4 CTAs, the output through shared memory;
+// its buffer takes K's place once the last product has read it (the
+// barrier before P V already ordered those reads), then one barrier
+// between the writes and copy_out. No rescale skip below 128 columns.
+// RUN: sed 's/128xbf16/64xbf16/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=128 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu --attngpu-allocate-shared --attngpu-insert-barriers | FileCheck %s --check-prefix=D64
+// D64-LABEL: gpu.func @mha
+// D64-SAME: min_blocks_per_sm = 4
+// D64-SAME: staged_output = 1
+// D64: %[[K:.+]] = attngpu.alloc_shared offset = 0 : !attngpu.shared<128x64xbf16, wgmma_128b>
+// D64: attngpu.scale_rows %{{.+}}, %{{.+}} : !attngpu.tile<64x64xf32
+// D64: attngpu.wgmma_wait
+// D64: attngpu.wgmma_wait
+// D64: %[[O:.+]] = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xbf16, xor_rows>
+// D64: attngpu.local_store %{{.+}}, %[[O]]
+// D64-NEXT: attngpu.barrier
+// D64-NEXT: attngpu.copy_out %[[O]][%{{.+}}], %arg3
+// D64-NOT: attngpu.store
+// D64: gpu.return
+
+// The knob overrides the table: staged-output=0 stores from registers,
+// paired (every width for one warpgroup on wgmma); min-blocks-per-sm=0.
+// RUN: sed 's/128xbf16/64xbf16/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=128 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu="staged-output=0 min-blocks-per-sm=0" | FileCheck %s --check-prefix=DIRECT
+// DIRECT-LABEL: gpu.func @mha
+// DIRECT-SAME: min_blocks_per_sm = 0
+// DIRECT-SAME: staged_output = 0
+// DIRECT-NOT: attngpu.copy_out
+// DIRECT: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] paired
+
+// d 128 causal: no CTA target (spills), paired stores, the rescale skipped
+// by unmoved warps (128 columns).
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu | FileCheck %s --check-prefix=D128
+// D128-LABEL: gpu.func @causal
+// D128-SAME: min_blocks_per_sm = 0
+// D128-SAME: staged_output = 0
+// D128: attngpu.scale_rows %{{.+}}, %{{.+}} skip_unmoved : !attngpu.tile<64x128xf32
+// D128: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] paired
+
+// On sm_80 (mma.sync): pairs up to 64 columns only, no CTA target, and
+// wgmma-values=0 keeps an sm_90a kernel on mma.sync too.
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=chip=sm_80 | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=wgmma-values=0 | FileCheck %s --check-prefix=SM80
+// SM80-LABEL: gpu.func @mha
+// SM80-SAME: min_blocks_per_sm = 0, skip_unmoved_rescale = 1, skip_rescale_min_cols = 128, paired_output_max_cols = 64
+// SM80-SAME: wgmma_scores = 0, wgmma_values = 0
+// SM80-NOT: attngpu.wgmma
+// SM80: attngpu.mma
+// SM80: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] :
