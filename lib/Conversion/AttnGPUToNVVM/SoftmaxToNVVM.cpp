@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -95,6 +96,20 @@ Value maskAccumulator(
       });
 }
 
+/// `masked(b)` where `needed` (an i1 uniform over the warp) holds, the
+/// scores as they are otherwise: a block with nothing to hide skips the
+/// per-element compares and selects.
+Value maskIf(OpBuilder &b, Location loc, Value needed, Value scores,
+             function_ref<Value(OpBuilder &)> masked) {
+  auto branch = scf::IfOp::create(b, loc, TypeRange{scores.getType()}, needed,
+                                  /*withElse=*/true);
+  OpBuilder then = branch.getThenBodyBuilder();
+  scf::YieldOp::create(then, loc, masked(then));
+  OpBuilder otherwise = branch.getElseBodyBuilder();
+  scf::YieldOp::create(otherwise, loc, scores);
+  return branch.getResult(0);
+}
+
 /// The tile column of element (n, e) held by this thread.
 Value fragmentCol(OpBuilder &b, Location loc, const ThreadCoords &thread,
                   int64_t n, int64_t e) {
@@ -112,15 +127,27 @@ struct MaskKVBoundLowering : public OpConversionPattern<MaskKVBoundOp> {
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     ThreadCoords thread(b, loc);
-    FragmentShape shape = FragmentShape::of(op.getScores().getType());
-    Value result = maskAccumulator(
-        b, loc, adaptor.getScores(), shape,
-        [&](int64_t, int64_t n, int64_t, int64_t e) -> Value {
-          Value key = arith::AddIOp::create(
-              b, loc, adaptor.getKvStart(), fragmentCol(b, loc, thread, n, e));
-          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key,
-                                       adaptor.getKvLen());
-        });
+    TileType tile = op.getScores().getType();
+    FragmentShape shape = FragmentShape::of(tile);
+    // Only a block reaching past kv_len has keys to hide (uniform over the
+    // CTA).
+    Value end = arith::AddIOp::create(
+        b, loc, adaptor.getKvStart(),
+        indexConstant(b, loc, tile.getShape()[1]));
+    Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                          end, adaptor.getKvLen());
+    Value result = maskIf(b, loc, partial, adaptor.getScores(),
+                          [&](OpBuilder &b) {
+      return maskAccumulator(
+          b, loc, adaptor.getScores(), shape,
+          [&](int64_t, int64_t n, int64_t, int64_t e) -> Value {
+            Value key = arith::AddIOp::create(
+                b, loc, adaptor.getKvStart(),
+                fragmentCol(b, loc, thread, n, e));
+            return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         key, adaptor.getKvLen());
+          });
+    });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -141,15 +168,27 @@ struct MaskCausalLowering : public OpConversionPattern<MaskCausalOp> {
         arith::AddIOp::create(b, loc, adaptor.getQStart(),
                               adaptor.getDiagonal()),
         adaptor.getKvStart());
-    Value result = maskAccumulator(
-        b, loc, adaptor.getScores(), shape,
-        [&](int64_t m, int64_t n, int64_t half, int64_t e) -> Value {
-          Value row = fragmentRow(b, loc, thread, shape, m, half);
-          Value limit = arith::AddIOp::create(b, loc, row, shift);
-          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                       fragmentCol(b, loc, thread, n, e),
-                                       limit);
-        });
+    // Keys of this block all visible to the warp's first row are visible
+    // to all its rows: only a block whose last key crosses that row's limit
+    // is masked (uniform over the warp).
+    int64_t keys = op.getScores().getType().getShape()[1];
+    Value firstRow = arith::MulIOp::create(
+        b, loc, thread.warp, indexConstant(b, loc, shape.rowsPerWarp));
+    Value crosses = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sgt, indexConstant(b, loc, keys - 1),
+        arith::AddIOp::create(b, loc, firstRow, shift));
+    Value result = maskIf(b, loc, crosses, adaptor.getScores(),
+                          [&](OpBuilder &b) {
+      return maskAccumulator(
+          b, loc, adaptor.getScores(), shape,
+          [&](int64_t m, int64_t n, int64_t half, int64_t e) -> Value {
+            Value row = fragmentRow(b, loc, thread, shape, m, half);
+            Value limit = arith::AddIOp::create(b, loc, row, shift);
+            return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                         fragmentCol(b, loc, thread, n, e),
+                                         limit);
+          });
+    });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -166,25 +205,59 @@ struct SoftmaxStepLowering : public OpConversionPattern<SoftmaxStepOp> {
     Value scores = adaptor.getScores(), scale = adaptor.getScale();
     Value negInf = f32Constant(b, loc, -INFINITY);
     Value zero = f32Constant(b, loc, 0.0);
+    // With a positive scale (the usual case, one uniform branch) t is the
+    // raw score and f the scale: the row max is taken before scaling and the
+    // scaling folds into the exponent's FMA (max, fma, ex2, add per
+    // element). Otherwise t is the scaled score, a masked (-inf) one staying
+    // -inf even at scale 0, and f = 1.
+    SmallVector<Value> raw;
+    for (int64_t m = 0; m < shape.mTiles; ++m)
+      for (int64_t n = 0; n < shape.nTiles; ++n)
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t e = 0; e < 2; ++e)
+            raw.push_back(
+                extract(b, loc, scores, {m * shape.nTiles + n, half, e}));
+    auto at = [&](int64_t m, int64_t n, int64_t half, int64_t e) {
+      return ((m * shape.nTiles + n) * 2 + half) * 2 + e;
+    };
+    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                           scale, zero);
+    SmallVector<Type> types(raw.size() + 1, b.getF32Type());
+    auto scaling = scf::IfOp::create(b, loc, types, positive,
+                                     /*withElse=*/true);
+    {
+      OpBuilder then = scaling.getThenBodyBuilder();
+      SmallVector<Value> yielded(raw);
+      yielded.push_back(scale);
+      scf::YieldOp::create(then, loc, yielded);
+      OpBuilder otherwise = scaling.getElseBodyBuilder();
+      yielded.clear();
+      for (Value x : raw) {
+        Value masked = arith::CmpFOp::create(
+            otherwise, loc, arith::CmpFPredicate::OEQ, x, negInf);
+        yielded.push_back(arith::SelectOp::create(
+            otherwise, loc, masked, negInf,
+            arith::MulFOp::create(otherwise, loc, x, scale)));
+      }
+      yielded.push_back(f32Constant(otherwise, loc, 1.0));
+      scf::YieldOp::create(otherwise, loc, yielded);
+    }
+    SmallVector<Value> t(scaling.getResults().begin(),
+                         scaling.getResults().end());
+    Value factor = t.pop_back_val();
+
     Value p = scores, newMax = adaptor.getMax(), newSum = adaptor.getSum();
     Value alphas = adaptor.getMax();
     for (int64_t m = 0; m < shape.mTiles; ++m)
       for (int64_t half = 0; half < 2; ++half) {
         int64_t row = m * 2 + half;
-        // t = s * scale, a masked (-inf) score staying -inf even at scale 0.
-        SmallVector<Value> scaled;
         Value rowMax = negInf;
         for (int64_t n = 0; n < shape.nTiles; ++n)
-          for (int64_t e = 0; e < 2; ++e) {
-            Value s = extract(b, loc, scores, {m * shape.nTiles + n, half, e});
-            Value masked = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, s, negInf);
-            Value t = arith::SelectOp::create(
-                b, loc, masked, negInf, arith::MulFOp::create(b, loc, s, scale));
-            scaled.push_back(t);
-            rowMax = arith::MaximumFOp::create(b, loc, rowMax, t);
-          }
-        rowMax = rowReduce(b, loc, rowMax, /*max=*/true);
+          for (int64_t e = 0; e < 2; ++e)
+            rowMax =
+                arith::MaximumFOp::create(b, loc, rowMax, t[at(m, n, half, e)]);
+        rowMax = arith::MulFOp::create(
+            b, loc, rowReduce(b, loc, rowMax, /*max=*/true), factor);
         Value oldMax = extract(b, loc, adaptor.getMax(), {row});
         Value max = arith::MaximumFOp::create(b, loc, oldMax, rowMax);
         // A row with nothing visible yet keeps base 0: exp2(-inf - 0) = 0,
@@ -192,13 +265,16 @@ struct SoftmaxStepLowering : public OpConversionPattern<SoftmaxStepOp> {
         Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                            max, negInf);
         Value base = arith::SelectOp::create(b, loc, none, zero, max);
+        Value negBase = arith::NegFOp::create(b, loc, base);
         Value alpha = ex2(b, loc, arith::SubFOp::create(b, loc, oldMax, base));
         Value rowSum = zero;
-        int64_t i = 0;
         for (int64_t n = 0; n < shape.nTiles; ++n)
           for (int64_t e = 0; e < 2; ++e) {
-            Value pe =
-                ex2(b, loc, arith::SubFOp::create(b, loc, scaled[i++], base));
+            // llvm.fma, not math.fma: the GPU lowering would make the
+            // latter a libdevice call.
+            Value pe = ex2(b, loc,
+                           LLVM::FMAOp::create(b, loc, t[at(m, n, half, e)],
+                                               factor, negBase));
             p = insert(b, loc, pe, p, {m * shape.nTiles + n, half, e});
             rowSum = arith::AddFOp::create(b, loc, rowSum, pe);
           }

@@ -119,3 +119,44 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+!acc = !attngpu.tile<64x128xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // The key-bound mask only on a block reaching past kv_len (uniform over
+    // the CTA): 64 compares and selects per thread in that branch, none in
+    // the other.
+    // CHECK-LABEL: gpu.func @mask_kv_bound
+    // CHECK: %[[END:.+]] = arith.addi %arg1, %c128
+    // CHECK: %[[PARTIAL:.+]] = arith.cmpi sgt, %[[END]], %arg2
+    // CHECK: scf.if %[[PARTIAL]] -> (vector<16x2x2xf32>)
+    // CHECK-COUNT-64: arith.select
+    // CHECK: } else {
+    // CHECK-NEXT: scf.yield %{{.+}} : vector<16x2x2xf32>
+    gpu.func @mask_kv_bound(%s: !acc, %start: index, %len: index, %g: memref<64x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %m = attngpu.mask_kv_bound %s, kv_start = %start, kv_len = %len : !acc
+      attngpu.store %m, %g[%c0, %c0] dims = [0, 1] : !acc, memref<64x128xf32>
+      gpu.return
+    }
+
+    // The causal mask only where the block's last key (127) passes the
+    // warp's first row (warp * 16) + q_start + diagonal - kv_start.
+    // CHECK-LABEL: gpu.func @mask_causal
+    // CHECK: %[[SHIFT:.+]] = arith.subi %{{.+}}, %arg2
+    // CHECK: %[[FIRST:.+]] = arith.muli %{{.+}}, %c16
+    // CHECK: %[[LIMIT:.+]] = arith.addi %[[FIRST]], %[[SHIFT]]
+    // CHECK: %[[CROSSES:.+]] = arith.cmpi sgt, %c127, %[[LIMIT]]
+    // CHECK: scf.if %[[CROSSES]] -> (vector<16x2x2xf32>)
+    // CHECK-COUNT-64: arith.select
+    // CHECK: } else {
+    gpu.func @mask_causal(%s: !acc, %q0: index, %k0: index, %diag: index, %g: memref<64x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %m = attngpu.mask_causal %s, q_start = %q0, kv_start = %k0, diagonal = %diag : !acc
+      attngpu.store %m, %g[%c0, %c0] dims = [0, 1] : !acc, memref<64x128xf32>
+      gpu.return
+    }
+  }
+}
