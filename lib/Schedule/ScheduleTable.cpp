@@ -82,10 +82,11 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
                                            const KernelTraits &kernel) {
   // One warpgroup on wgmma with accumulators up to 128 columns: 4 CTAs in
   // 128 registers (H200, bf16, attngpu, session 8: d 128 s 1k 288 -> 314
-  // TFLOP/s, d 64 s 2k 251 -> 274), except causal at 128 columns, whose
-  // spills cost more (causal d 128 s 4k 313 -> 291).
-  bool fourCtas = kernel.oneWarpgroupWgmma && kernel.outputCols <= 128 &&
-                  !(kernel.causal && kernel.outputCols >= 128);
+  // TFLOP/s, d 64 s 2k 251 -> 274). Causal at 128 columns takes them with
+  // checked copies on the diagonal (below), whose spills then cost less
+  // than the CTAs gain (session 9: causal d 128 s 512 / 4k / 16k
+  // 171 / 317 / 359 -> 203 / 389 / 435 TFLOP/s).
+  bool fourCtas = kernel.oneWarpgroupWgmma && kernel.outputCols <= 128;
   if (knobs.minBlocksPerSM < 0)
     knobs.minBlocksPerSM = fourCtas ? 4 : 0;
   // Paired output stores: every width for one warpgroup on wgmma, else up
@@ -101,8 +102,8 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   if (knobs.stagedOutput < 0)
     knobs.stagedOutput = kernel.oneWarpgroupWgmma && kernel.inputCols <= 64 &&
                          kernel.outputCols <= 64;
-  // Whole-pass copies on the diagonal: checked copies there only to fit 4
-  // CTAs at causal head_dim_v 128, a target this level does not take.
+  // Whole-pass copies on the diagonal: checked copies there (fewer live
+  // registers) where 4 CTAs must fit at causal head_dim_v 128.
   if (knobs.wholePassCopiesOnDiagonal < 0)
     knobs.wholePassCopiesOnDiagonal =
         !(kernel.causal && kernel.outputCols >= 128 && knobs.minBlocksPerSM >= 4);

@@ -29,12 +29,12 @@
 // DIRECT-NOT: attngpu.copy_out
 // DIRECT: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] paired
 
-// d 128 causal: no CTA target (spills), paired stores, the rescale skipped
-// by unmoved warps (128 columns).
+// d 128 causal: 4 CTAs with checked copies on the diagonal, paired stores,
+// the rescale skipped by unmoved warps (128 columns).
 // RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu | FileCheck %s --check-prefix=D128
 // D128-LABEL: gpu.func @causal
-// D128-SAME: min_blocks_per_sm = 0
-// D128-SAME: staged_output = 0
+// D128-SAME: min_blocks_per_sm = 4
+// D128-SAME: whole_pass_copies_on_diagonal = 0, staged_output = 0
 // D128: attngpu.scale_rows %{{.+}}, %{{.+}} skip_unmoved : !attngpu.tile<64x128xf32
 // D128: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] paired
 

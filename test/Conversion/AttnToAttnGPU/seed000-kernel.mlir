@@ -73,4 +73,4 @@
 // WGMMA: %[[O:.+]] = attngpu.wgmma %[[P]], %{{.+}}[%{{.+}}], %{{.+}} : !attngpu.tile<64x{{.+}}xbf16, #attngpu.mma<wgmma, a, warps = 4>>
 // WGMMA-NEXT: attngpu.wgmma_wait %[[O]] pending = 0
 // WGMMA-LABEL: gpu.func @causal
-// WGMMA-SAME: #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 0,{{.*}} wgmma_scores = 1
+// WGMMA-SAME: #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 4,{{.*}} wgmma_scores = 1
