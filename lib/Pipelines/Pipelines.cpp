@@ -198,8 +198,8 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   Option<bool> viaAttnGPU{
       *this, "attngpu",
       llvm::cl::desc("Lower through the attngpu level (the schedule knob "
-                     "attngpu; experimental)"),
-      llvm::cl::init(false)};
+                     "attngpu; 0: the old emitter)"),
+      llvm::cl::init(GpuScheduleKnobs().viaAttnGPU)};
 };
 
 /// Registers a GPU pipeline whose chip is checked when the pipeline is
