@@ -38,10 +38,10 @@ def cache_stats():
 
 
 def clear_memory_cache():
-    """Forgets compiled kernels held in memory (the disk cache stays)."""
+    """Forgets compiled kernels held in memory (the disk cache stays).
+    Launches running in other threads keep their kernels: a kernel is
+    released when its last user lets go of it."""
     with _kernels_lock:
-        for handle in _kernels.values():
-            _capi.lib.attn_kernel_release(handle)
         _kernels.clear()
     _capi.lib.attn_cache_clear()
 
@@ -64,6 +64,25 @@ _CAUSAL = {None: _capi.CAUSAL_NONE, False: _capi.CAUSAL_NONE,
            "top_left": _capi.CAUSAL_TOP_LEFT,
            "bottom_right": _capi.CAUSAL_BOTTOM_RIGHT}
 
+class _KernelHandle:
+    """One attn_kernel handle, released when the last reference goes: the
+    cache holds one and every launch holds one while it runs, so clearing
+    the cache in another thread never frees a kernel in use."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __del__(self):
+        # At interpreter exit the module may be half torn down.
+        release = getattr(getattr(_capi, "lib", None),
+                          "attn_kernel_release", None)
+        if release is not None and self.value:
+            release(self.value)
+            self.value = None
+
+
 # Kernel handles by (spec fields, target): one C call per new spec.
 _kernels = {}
 _kernels_lock = threading.Lock()
@@ -82,7 +101,7 @@ def _kernel(dtype, d, dv, causal, gqa, lse, target):
             _check(_capi.lib.attn_kernel_get(ctypes.byref(spec),
                                              target.encode(),
                                              ctypes.byref(out)))
-            handle = _kernels[key] = out.value
+            handle = _kernels[key] = _KernelHandle(out.value)
     return handle
 
 
@@ -315,7 +334,8 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
                 _tensor(adapter.pointer(lse), *adapter.sizes_strides(lse)))
         scale_arg = ctypes.byref(ctypes.c_float(scale)) \
             if scale is not None else None
+        # `handle` stays referenced until the call returns (see _KernelHandle).
         _check(_capi.lib.attn_kernel_launch(
-            handle, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
+            handle.value, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
             adapter.stream(q)))
     return (out, lse) if return_lse else out

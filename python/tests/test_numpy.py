@@ -170,3 +170,48 @@ def test_wrong_library_path_fails_the_import(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode != 0
     assert "ATTN_MLIR_LIB" in run.stderr and "ImportError" in run.stderr
+
+
+CLEAR_WHILE_LAUNCHING = r"""
+import threading
+import numpy as np
+import attn_mlir
+
+rng = np.random.default_rng(0)
+q, k, v = (rng.standard_normal((1, 1, 8, 16)).astype(np.float16)
+           for _ in range(3))
+attn_mlir.flash_attention(q, k, v)          # compiled (or read) once
+stop = threading.Event()
+errors = []
+
+def launch():
+    try:
+        while not stop.is_set():
+            attn_mlir.flash_attention(q, k, v)
+    except Exception as e:   # an error is a failure too, not only a crash
+        errors.append(repr(e))
+        stop.set()
+
+threads = [threading.Thread(target=launch) for _ in range(3)]
+for t in threads:
+    t.start()
+for _ in range(300):
+    attn_mlir.clear_memory_cache()
+stop.set()
+for t in threads:
+    t.join()
+assert not errors, errors
+print("ok")
+"""
+
+
+def test_clearing_the_cache_while_launching():
+    # clear_memory_cache() in one thread while others launch: each launch
+    # keeps its kernel alive (it used to be released under it: segfault).
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))
+    run = subprocess.run([sys.executable, "-c", CLEAR_WHILE_LAUNCHING],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", (
+        f"exit {run.returncode}\n{run.stdout}\n{run.stderr[-2000:]}")
