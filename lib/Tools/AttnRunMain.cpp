@@ -30,9 +30,11 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -399,6 +401,38 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   int64_t B = opts.batch, H = opts.heads, HKV = opts.kvHeads,
           SQ = opts.seqLenQ, SKV = opts.seqLenKV, D = opts.headDim,
           DV = opts.headDimV;
+  // What the run will hold in host memory, checked before anything is
+  // allocated: the tensors, and for --check the reference's copies (the
+  // inputs as float, one as double while it is converted, the output and
+  // the LSE as double, and the output compared as double). Linux lends
+  // memory it does not have; filling tensors larger than the machine got
+  // the process killed (rc 137, no message).
+  {
+    double elemBytes = double(::attn::dtypeBytes(dtype));
+    double nQ = double(B) * H * SQ * D, nK = double(B) * HKV * SKV * D,
+           nV = double(B) * HKV * SKV * DV, nO = double(B) * H * SQ * DV,
+           rows = double(B) * H * SQ;
+    double tensors = elemBytes * (nQ + nK + nV + nO) + 4.0 * rows;
+    double reference =
+        opts.check ? 4.0 * (nQ + nK + nV) + 8.0 * std::max({nQ, nK, nV}) +
+                         16.0 * nO + 16.0 * rows
+                   : 0.0;
+    std::string what;
+    double limit = double(::attn::hostMemoryLimit(what));
+    if (tensors + reference > limit) {
+      auto gib = [](double b) {
+        std::string text;
+        llvm::raw_string_ostream(text)
+            << llvm::format("%.1f", b / double(1ull << 30));
+        return text + " GiB";
+      };
+      return fail("the run needs " + gib(tensors + reference) +
+                  " of host memory (tensors " + gib(tensors) +
+                  (opts.check ? ", --check reference " + gib(reference) : "") +
+                  ") but " + what + " is " + gib(limit) +
+                  ": sizes too large for this machine");
+    }
+  }
   RunTensors t;
   try {
     t.q = ::attn::makeAttnTensor(dtype, B, H, SQ, D, opts.layout);
