@@ -22,7 +22,10 @@
 #include "attn/Runner/HostTensor.h"
 #include "attn/Runner/RunOptions.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -120,6 +123,123 @@ bool checkArgument(const KernelArgument &arg, const HostTensor &tensor,
     return false;
   }
   return true;
+}
+
+/// `value` is `program_id 0 * blockM`.
+bool isQueryBlockStart(Value value, int64_t blockM) {
+  auto mul = value.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return false;
+  for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto pid = x.getDefiningOp<ProgramIdOp>();
+    if (pid && pid.getDim() == 0 && getConstantIntValue(y) == blockM)
+      return true;
+  }
+  return false;
+}
+
+/// Checks a user tile kernel against what the run asks of it: flags it
+/// cannot honour are errors naming the mismatch (at the kernel's op where
+/// there is one), not a run that checks nothing or reads out of bounds.
+LogicalResult checkKernelHonoursRun(ModuleOp module, const RunOptions &opts,
+                                    std::string &error) {
+  func::FuncOp kernel;
+  module.walk([&](func::FuncOp f) {
+    if (f->hasAttr("attn.block_m") && !kernel)
+      kernel = f;
+  });
+  if (!kernel)
+    return success(); // analyzeKernel reports it
+  // The grid is 2-D: query blocks x batch*heads.
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    int64_t dim = 0;
+    if (auto pid = dyn_cast<ProgramIdOp>(op))
+      dim = pid.getDim();
+    else if (auto num = dyn_cast<NumProgramsOp>(op))
+      dim = num.getDim();
+    if (dim < 2)
+      return WalkResult::advance();
+    op->emitError() << "the kernel grid has two dimensions (0: ceil(q_len / "
+                       "attn.block_m) query blocks, 1: batch*heads); "
+                       "dimension "
+                    << dim << " is always 0 there (its extent is 1)";
+    error = "the kernel uses grid dimension " + std::to_string(dim) +
+            ", which attn-run's 2-D grid does not have";
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  bool hasLse = llvm::any_of(args, [](BlockArgument a) {
+    auto t = dyn_cast<MemRefType>(a.getType());
+    return t && t.getRank() == 3;
+  });
+  if (opts.lse && !hasLse) {
+    error = "--lse: the kernel has no LSE argument (a rank-3 f32 memref after "
+            "O), so there is no log-sum-exp to check; run without --lse";
+    return failure();
+  }
+
+  int64_t blockM = 0;
+  if (auto attr = kernel->getAttrOfType<IntegerAttr>("attn.block_m"))
+    blockM = attr.getInt();
+  // Head offsets of the Q/O block pointers, to compare K's and V's with.
+  SmallVector<Value> queryHeads;
+  SmallVector<MakeBlockPtrOp> pointers;
+  kernel.walk([&](MakeBlockPtrOp make) { pointers.push_back(make); });
+  auto argIndex = [](Value base) -> int {
+    auto arg = dyn_cast<BlockArgument>(base);
+    if (!arg || cast<MemRefType>(arg.getType()).getRank() != 4)
+      return -1;
+    return int(arg.getArgNumber());
+  };
+  for (MakeBlockPtrOp make : pointers) {
+    int index = argIndex(make.getBase());
+    if (index == 0 || index == 3)
+      queryHeads.push_back(make.getOffsets()[1]);
+  }
+  for (MakeBlockPtrOp make : pointers) {
+    int index = argIndex(make.getBase());
+    // GQA: K and V read at the query's own head serve kv_heads = heads.
+    if ((index == 1 || index == 2) && opts.kvHeads != opts.heads &&
+        llvm::is_contained(queryHeads, make.getOffsets()[1])) {
+      make.emitError() << (index == 1 ? "K" : "V")
+                       << " is read at the query's head index (the head "
+                          "offset of Q's block pointer): one K/V head per "
+                          "query head";
+      error = "--heads " + std::to_string(opts.heads) + " --kv-heads " +
+              std::to_string(opts.kvHeads) + " (" +
+              std::to_string(opts.heads / opts.kvHeads) +
+              " query heads per K/V head): the kernel serves only "
+              "--kv-heads equal to --heads";
+      return failure();
+    }
+    // A query tile at program_id 0 * block_m shorter than block_m leaves
+    // the rest of each program's rows uncomputed.
+    if ((index == 0 || index == 3) && blockM > 0 &&
+        isQueryBlockStart(make.getOffsets()[2], blockM)) {
+      ArrayRef<int64_t> dims = make.getDims();
+      auto shape = cast<BlockPtrType>(make.getType()).getShape();
+      bool advanced = llvm::any_of(make->getUsers(), [](Operation *user) {
+        return isa<AdvanceOp, scf::ForOp, scf::WhileOp>(user);
+      });
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] != 2 || shape[i] >= blockM || advanced)
+          continue;
+        make.emitError() << "a tile of " << shape[i]
+                         << " query rows at program_id 0 * " << blockM;
+        error = "attn.block_m is " + std::to_string(blockM) + " but the " +
+                (index == 0 ? "Q" : "O") + " tile has " +
+                std::to_string(shape[i]) + " rows: rows " +
+                std::to_string(shape[i]) + ".." + std::to_string(blockM - 1) +
+                " of every query block would never be computed";
+        return failure();
+      }
+    }
+  }
+  return success();
 }
 
 template <int Rank> StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
@@ -338,6 +458,11 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
                  std::to_string(opts.heads / opts.kvHeads);
   }
   if (!mismatch.empty())
+    return fail(mismatch);
+
+  // A tile kernel must be able to do what the run's flags ask.
+  if (!opts.kernelFile.empty() && wholeOps.empty() &&
+      failed(checkKernelHonoursRun(*source, opts, mismatch)))
     return fail(mismatch);
 
   // Seed 000's bug class is diagnosed once, on the source (warnings only).
