@@ -13,6 +13,7 @@ ratio, LSE) and cached, in memory and in $ATTN_CACHE_DIR.
 import contextlib
 import ctypes
 import math
+import numbers
 import threading
 
 from . import _capi
@@ -115,6 +116,12 @@ def _tensor(ptr, sizes, strides):
     return t
 
 
+def _is_flag(x):
+    """True or False (Python or numpy bool)."""
+    return isinstance(x, bool) or (type(x).__module__ == "numpy" and
+                                   type(x).__name__ in ("bool", "bool_"))
+
+
 def _is_torch(x):
     return type(x).__module__.startswith("torch")
 
@@ -152,7 +159,9 @@ class _NumpyAdapter:
         item = x.itemsize
         if (not x.flags.aligned or x.strides[-1] != item or
                 any(s < 0 or s % item for s in x.strides)):
-            x = np.ascontiguousarray(x)
+            # A fresh C-ordered copy: aligned (ascontiguousarray returns a
+            # contiguous but misaligned array as it is).
+            x = x.copy(order="C")
         return x
 
     def sizes_strides(self, x):
@@ -308,7 +317,16 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
         if d % 8 or not 16 <= d <= 256:
             raise ValueError(f"{name} {d} is not supported (multiples of 8 "
                              "in [16, 256])")
+    if not _is_flag(return_lse):
+        raise TypeError(f"return_lse must be True or False, not "
+                        f"{return_lse!r}")
+    return_lse = bool(return_lse)
     if scale is not None:
+        # A number (Python or numpy), not a string or bytes that float()
+        # would parse, nor a bool.
+        if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+            raise TypeError(f"scale must be a real number, not "
+                            f"{type(scale).__name__} {scale!r}")
         scale = float(scale)
         if not math.isfinite(scale):
             raise ValueError(f"scale must be finite, got {scale}")
