@@ -76,8 +76,11 @@ int fail(const std::string &message) {
 }
 
 OwningOpRef<ModuleOp> parseKernel(MLIRContext *ctx, llvm::SourceMgr &sourceMgr,
-                                  const std::string &path, std::string &error) {
-  auto file = openInputFile(path, &error);
+                                  const std::string &path,
+                                  const std::string *text, std::string &error) {
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      text ? llvm::MemoryBuffer::getMemBufferCopy(*text, path)
+           : openInputFile(path, &error);
   if (!file)
     return nullptr;
   error = checkInputNesting(file->getBuffer().str(), path);
@@ -407,6 +410,11 @@ static const char *kindName(KernelArgument::Kind kind) {
 }
 
 int mlir::attn::attnRunMain(int argc, char **argv) {
+  return attnRunMain(argc, argv, nullptr);
+}
+
+int mlir::attn::attnRunMain(int argc, char **argv,
+                            const std::string *kernelText) {
   RunOptions opts;
   std::string error;
   if (!::attn::parseRunOptions(argc, argv, opts, error)) {
@@ -433,7 +441,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   OwningOpRef<ModuleOp> source =
       opts.kernelFile.empty()
           ? buildFlashAttentionModule(&ctx, specOf(opts))
-          : parseKernel(&ctx, sourceMgr, opts.kernelFile, error);
+          : parseKernel(&ctx, sourceMgr, opts.kernelFile, kernelText, error);
   if (!source)
     return fail(error.empty() ? "could not parse " + opts.kernelFile : error);
 
