@@ -102,3 +102,13 @@ if lit.util.pythonize_bool(lit_config.params.get("gpu_quick", False)):
 # scripts/sanitize runs the suite on an AddressSanitizer build.
 if lit_config.params.get("asan"):
     config.available_features.add("asan")
+
+# Machines with less memory than the largest run attn-run's flags accept
+# (4 tensors of 2^34 f32 elements, 256 GiB): there such a run must be
+# refused before it allocates (test/attn-run/host-memory.test).
+try:
+    _phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if _phys < 200 * 2**30:
+        config.available_features.add("host-memory-below-200gib")
+except (ValueError, OSError, AttributeError):
+    pass

@@ -228,6 +228,13 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
     error = "the softmax scale must be finite";
     return false;
   }
+  // Kernels work in base 2: the scale times log2(e) must be an f32 too
+  // (3e38 gave inf there, and every output NaN).
+  if (!std::isfinite(scale * 1.4426950408889634f)) {
+    error = "the softmax scale " + std::to_string(scale) +
+            " is out of range: times log2(e) it overflows f32";
+    return false;
+  }
   if (B == 0 || H == 0 || SQ == 0) {
     kind = Failure::None;
     return true; // Nothing to compute, nothing to write.

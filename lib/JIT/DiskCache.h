@@ -2,7 +2,11 @@
 //
 // One file per kernel in the cache directory, named by the SHA-256 of its
 // key; the file repeats the key (so a hash collision or a foreign file is a
-// miss) and says how large its payload is (so a torn file is a miss).
+// miss), says how large its payload is (so a torn file is a miss) and ends
+// its header with a SHA-256 of header and payload (so a changed byte is a
+// miss). Only regular files are read (no symbolic links, FIFOs or devices),
+// no further than the header's size; the directory is created 0700 and is
+// not used at all when it is not the user's own or others can write it.
 // Writers write a private temporary file and rename it into place, which is
 // atomic on POSIX file systems: concurrent processes see the whole file or
 // none.
@@ -31,6 +35,10 @@ struct CachedCode {
 /// $HOME/.cache/attn-mlir; empty when ATTN_CACHE_DIR is "off" or no
 /// directory can be named.
 std::string diskCacheDirectory();
+
+/// Whether `directory` is a directory of this user that no one else can
+/// write (group and other write bits clear).
+bool isPrivateCacheDirectory(const std::string &directory);
 
 /// Reads the entry of `key` from `directory`; false on any miss.
 bool readCacheEntry(const std::string &directory, const std::string &key,

@@ -8,6 +8,9 @@
 #include "attn/Runner/HostTensor.h"
 
 #include <cstring>
+#include <fstream>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <limits>
 #include <stdexcept>
 
@@ -295,4 +298,29 @@ void attn::fillNaN(HostTensor &t) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int64_t i = 0; i < slots; ++i)
     t.setAtOffset(i, nan);
+}
+
+uint64_t attn::hostMemoryLimit(std::string &what) {
+  uint64_t limit = std::numeric_limits<uint64_t>::max();
+  what = "no known limit";
+  auto lower = [&](uint64_t bytes, const char *name) {
+    if (bytes > 0 && bytes < limit) {
+      limit = bytes;
+      what = name;
+    }
+  };
+  long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && pageSize > 0)
+    lower(uint64_t(pages) * uint64_t(pageSize), "physical memory");
+  struct rlimit rl;
+  if (::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    lower(uint64_t(rl.rlim_cur), "the address-space limit (ulimit -v)");
+  if (::getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    lower(uint64_t(rl.rlim_cur), "the data-size limit (ulimit -d)");
+  // cgroup v2: "max" or a byte count.
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+  uint64_t bytes = 0;
+  if (cgroup >> bytes)
+    lower(bytes, "the cgroup's memory.max");
+  return limit;
 }

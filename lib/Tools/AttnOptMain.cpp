@@ -12,30 +12,49 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
 
 int mlir::attn::attnOptMain(int argc, char **argv) {
-  // Input files (arguments that name readable files) are checked for
-  // nesting MLIR's parser cannot survive; standard input is not.
-  for (int i = 1; i < argc; ++i) {
-    if (argv[i][0] == '-' || !llvm::sys::fs::is_regular_file(argv[i]))
-      continue;
-    auto file = llvm::MemoryBuffer::getFile(argv[i]);
-    if (!file)
-      continue;
-    std::string error = checkInputNesting((*file)->getBuffer().str(), argv[i]);
-    if (!error.empty()) {
-      llvm::errs() << "attn-opt: error: " << error << "\n";
-      return 1;
-    }
-  }
   DialectRegistry registry;
   registerAttnDialects(registry);
   registerAttnPasses();
-  return asMainReturnCode(MlirOptMain(
-      argc, argv, "attn-opt: the attn-mlir optimizer driver\n", registry));
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "attn-opt: the attn-mlir optimizer driver\n", registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // Listing dialects or passes reads no input.
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return asMainReturnCode(
+        MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+  // The input, a file or standard input ("-"), is read here and checked for
+  // nesting MLIR's parser cannot survive before it is parsed.
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      openInputFile(inputFilename, &errorMessage);
+  if (!file) {
+    llvm::errs() << "attn-opt: error: " << errorMessage << "\n";
+    return 1;
+  }
+  std::string error = checkInputNesting(
+      file->getBuffer().str(),
+      inputFilename == "-" ? std::string("<stdin>") : inputFilename);
+  if (!error.empty()) {
+    llvm::errs() << "attn-opt: error: " << error << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFilename, &errorMessage);
+  if (!output) {
+    llvm::errs() << "attn-opt: error: " << errorMessage << "\n";
+    return 1;
+  }
+  if (failed(MlirOptMain(output->os(), std::move(file), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }

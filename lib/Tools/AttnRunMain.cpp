@@ -22,7 +22,10 @@
 #include "attn/Runner/HostTensor.h"
 #include "attn/Runner/RunOptions.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -30,9 +33,11 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -71,8 +76,11 @@ int fail(const std::string &message) {
 }
 
 OwningOpRef<ModuleOp> parseKernel(MLIRContext *ctx, llvm::SourceMgr &sourceMgr,
-                                  const std::string &path, std::string &error) {
-  auto file = openInputFile(path, &error);
+                                  const std::string &path,
+                                  const std::string *text, std::string &error) {
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      text ? llvm::MemoryBuffer::getMemBufferCopy(*text, path)
+           : openInputFile(path, &error);
   if (!file)
     return nullptr;
   error = checkInputNesting(file->getBuffer().str(), path);
@@ -118,6 +126,123 @@ bool checkArgument(const KernelArgument &arg, const HostTensor &tensor,
     return false;
   }
   return true;
+}
+
+/// `value` is `program_id 0 * blockM`.
+bool isQueryBlockStart(Value value, int64_t blockM) {
+  auto mul = value.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return false;
+  for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto pid = x.getDefiningOp<ProgramIdOp>();
+    if (pid && pid.getDim() == 0 && getConstantIntValue(y) == blockM)
+      return true;
+  }
+  return false;
+}
+
+/// Checks a user tile kernel against what the run asks of it: flags it
+/// cannot honour are errors naming the mismatch (at the kernel's op where
+/// there is one), not a run that checks nothing or reads out of bounds.
+LogicalResult checkKernelHonoursRun(ModuleOp module, const RunOptions &opts,
+                                    std::string &error) {
+  func::FuncOp kernel;
+  module.walk([&](func::FuncOp f) {
+    if (f->hasAttr("attn.block_m") && !kernel)
+      kernel = f;
+  });
+  if (!kernel)
+    return success(); // analyzeKernel reports it
+  // The grid is 2-D: query blocks x batch*heads.
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    int64_t dim = 0;
+    if (auto pid = dyn_cast<ProgramIdOp>(op))
+      dim = pid.getDim();
+    else if (auto num = dyn_cast<NumProgramsOp>(op))
+      dim = num.getDim();
+    if (dim < 2)
+      return WalkResult::advance();
+    op->emitError() << "the kernel grid has two dimensions (0: ceil(q_len / "
+                       "attn.block_m) query blocks, 1: batch*heads); "
+                       "dimension "
+                    << dim << " is always 0 there (its extent is 1)";
+    error = "the kernel uses grid dimension " + std::to_string(dim) +
+            ", which attn-run's 2-D grid does not have";
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  ArrayRef<BlockArgument> args = kernel.getArguments();
+  bool hasLse = llvm::any_of(args, [](BlockArgument a) {
+    auto t = dyn_cast<MemRefType>(a.getType());
+    return t && t.getRank() == 3;
+  });
+  if (opts.lse && !hasLse) {
+    error = "--lse: the kernel has no LSE argument (a rank-3 f32 memref after "
+            "O), so there is no log-sum-exp to check; run without --lse";
+    return failure();
+  }
+
+  int64_t blockM = 0;
+  if (auto attr = kernel->getAttrOfType<IntegerAttr>("attn.block_m"))
+    blockM = attr.getInt();
+  // Head offsets of the Q/O block pointers, to compare K's and V's with.
+  SmallVector<Value> queryHeads;
+  SmallVector<MakeBlockPtrOp> pointers;
+  kernel.walk([&](MakeBlockPtrOp make) { pointers.push_back(make); });
+  auto argIndex = [](Value base) -> int {
+    auto arg = dyn_cast<BlockArgument>(base);
+    if (!arg || cast<MemRefType>(arg.getType()).getRank() != 4)
+      return -1;
+    return int(arg.getArgNumber());
+  };
+  for (MakeBlockPtrOp make : pointers) {
+    int index = argIndex(make.getBase());
+    if (index == 0 || index == 3)
+      queryHeads.push_back(make.getOffsets()[1]);
+  }
+  for (MakeBlockPtrOp make : pointers) {
+    int index = argIndex(make.getBase());
+    // GQA: K and V read at the query's own head serve kv_heads = heads.
+    if ((index == 1 || index == 2) && opts.kvHeads != opts.heads &&
+        llvm::is_contained(queryHeads, make.getOffsets()[1])) {
+      make.emitError() << (index == 1 ? "K" : "V")
+                       << " is read at the query's head index (the head "
+                          "offset of Q's block pointer): one K/V head per "
+                          "query head";
+      error = "--heads " + std::to_string(opts.heads) + " --kv-heads " +
+              std::to_string(opts.kvHeads) + " (" +
+              std::to_string(opts.heads / opts.kvHeads) +
+              " query heads per K/V head): the kernel serves only "
+              "--kv-heads equal to --heads";
+      return failure();
+    }
+    // A query tile at program_id 0 * block_m shorter than block_m leaves
+    // the rest of each program's rows uncomputed.
+    if ((index == 0 || index == 3) && blockM > 0 &&
+        isQueryBlockStart(make.getOffsets()[2], blockM)) {
+      ArrayRef<int64_t> dims = make.getDims();
+      auto shape = cast<BlockPtrType>(make.getType()).getShape();
+      bool advanced = llvm::any_of(make->getUsers(), [](Operation *user) {
+        return isa<AdvanceOp, scf::ForOp, scf::WhileOp>(user);
+      });
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] != 2 || shape[i] >= blockM || advanced)
+          continue;
+        make.emitError() << "a tile of " << shape[i]
+                         << " query rows at program_id 0 * " << blockM;
+        error = "attn.block_m is " + std::to_string(blockM) + " but the " +
+                (index == 0 ? "Q" : "O") + " tile has " +
+                std::to_string(shape[i]) + " rows: rows " +
+                std::to_string(shape[i]) + ".." + std::to_string(blockM - 1) +
+                " of every query block would never be computed";
+        return failure();
+      }
+    }
+  }
+  return success();
 }
 
 template <int Rank> StridedMemRefDescriptor<Rank> describe(HostTensor &t) {
@@ -285,6 +410,11 @@ static const char *kindName(KernelArgument::Kind kind) {
 }
 
 int mlir::attn::attnRunMain(int argc, char **argv) {
+  return attnRunMain(argc, argv, nullptr);
+}
+
+int mlir::attn::attnRunMain(int argc, char **argv,
+                            const std::string *kernelText) {
   RunOptions opts;
   std::string error;
   if (!::attn::parseRunOptions(argc, argv, opts, error)) {
@@ -311,7 +441,7 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   OwningOpRef<ModuleOp> source =
       opts.kernelFile.empty()
           ? buildFlashAttentionModule(&ctx, specOf(opts))
-          : parseKernel(&ctx, sourceMgr, opts.kernelFile, error);
+          : parseKernel(&ctx, sourceMgr, opts.kernelFile, kernelText, error);
   if (!source)
     return fail(error.empty() ? "could not parse " + opts.kernelFile : error);
 
@@ -336,6 +466,11 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
                  std::to_string(opts.heads / opts.kvHeads);
   }
   if (!mismatch.empty())
+    return fail(mismatch);
+
+  // A tile kernel must be able to do what the run's flags ask.
+  if (!opts.kernelFile.empty() && wholeOps.empty() &&
+      failed(checkKernelHonoursRun(*source, opts, mismatch)))
     return fail(mismatch);
 
   // Seed 000's bug class is diagnosed once, on the source (warnings only).
@@ -399,6 +534,38 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   int64_t B = opts.batch, H = opts.heads, HKV = opts.kvHeads,
           SQ = opts.seqLenQ, SKV = opts.seqLenKV, D = opts.headDim,
           DV = opts.headDimV;
+  // What the run will hold in host memory, checked before anything is
+  // allocated: the tensors, and for --check the reference's copies (the
+  // inputs as float, one as double while it is converted, the output and
+  // the LSE as double, and the output compared as double). Linux lends
+  // memory it does not have; filling tensors larger than the machine got
+  // the process killed (rc 137, no message).
+  {
+    double elemBytes = double(::attn::dtypeBytes(dtype));
+    double nQ = double(B) * H * SQ * D, nK = double(B) * HKV * SKV * D,
+           nV = double(B) * HKV * SKV * DV, nO = double(B) * H * SQ * DV,
+           rows = double(B) * H * SQ;
+    double tensors = elemBytes * (nQ + nK + nV + nO) + 4.0 * rows;
+    double reference =
+        opts.check ? 4.0 * (nQ + nK + nV) + 8.0 * std::max({nQ, nK, nV}) +
+                         16.0 * nO + 16.0 * rows
+                   : 0.0;
+    std::string what;
+    double limit = double(::attn::hostMemoryLimit(what));
+    if (tensors + reference > limit) {
+      auto gib = [](double b) {
+        std::string text;
+        llvm::raw_string_ostream(text)
+            << llvm::format("%.1f", b / double(1ull << 30));
+        return text + " GiB";
+      };
+      return fail("the run needs " + gib(tensors + reference) +
+                  " of host memory (tensors " + gib(tensors) +
+                  (opts.check ? ", --check reference " + gib(reference) : "") +
+                  ") but " + what + " is " + gib(limit) +
+                  ": sizes too large for this machine");
+    }
+  }
   RunTensors t;
   try {
     t.q = ::attn::makeAttnTensor(dtype, B, H, SQ, D, opts.layout);

@@ -7,13 +7,17 @@
 #include "attn/JIT/KernelSignature.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runner/RunOptions.h"
+#include "attn/Tools/AttnRunMain.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -57,6 +61,39 @@ static void runIR(const std::string &text) {
   (void)mlir::attn::analyzeKernel(*module);
 }
 
+/// attn-run's kernel-file path: `flags` (one line) and a kernel's IR, run
+/// as `attn-run fuzz-kernel.mlir FLAGS` would run it from a file: parse,
+/// the kernel checks, the pipeline, the ABI, and for tiny CPU runs the JIT
+/// run and the check against the reference. Runs that would be slow, use
+/// the GPU or write files are skipped.
+static void runKernel(const std::string &flags, const std::string &ir) {
+  std::istringstream words(flags);
+  std::vector<std::string> args = {"attn-run", "fuzz-kernel.mlir"};
+  for (std::string word; words >> word;)
+    args.push_back(word);
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  ::attn::RunOptions options;
+  std::string error;
+  if (!::attn::parseRunOptions(int(argv.size()), argv.data(), options,
+                               error) ||
+      options.help || options.target != "cpu" || !options.emitPtx.empty() ||
+      options.bench || options.kernelFile != "fuzz-kernel.mlir")
+    return;
+  auto small = [](int64_t a, int64_t b, int64_t c, int64_t d) {
+    return a * b <= 64 && c <= mlir::attn::kFuzzMaxRunLength && a * b * c * d <= 65536;
+  };
+  int64_t dv = options.headDimV ? options.headDimV : options.headDim;
+  if (!small(options.batch, options.heads, options.seqLenQ,
+             std::max(options.headDim, dv)) ||
+      !small(options.batch, options.kvHeads, options.seqLenKV,
+             std::max(options.headDim, dv)))
+    return;
+  (void)mlir::attn::attnRunMain(int(argv.size()), argv.data(), &ir);
+  llvm::outs().flush();
+}
+
 int mlir::attn::fuzzOneInput(const uint8_t *data, size_t size) {
   if (size > kFuzzMaxInputBytes)
     return 0;
@@ -67,6 +104,16 @@ int mlir::attn::fuzzOneInput(const uint8_t *data, size_t size) {
   }
   if (mlir::attn::bracketNesting(text, kFuzzMaxNesting) > kFuzzMaxNesting)
     return 0;
+  // "// attn-run FLAGS" on the first line: a user kernel and its run.
+  if (text.rfind(kFuzzKernelPrefix, 0) == 0) {
+    size_t end = text.find('\n');
+    std::string flags = text.substr(
+        std::strlen(kFuzzKernelPrefix),
+        end == std::string::npos ? std::string::npos
+                                 : end - std::strlen(kFuzzKernelPrefix));
+    runKernel(flags, end == std::string::npos ? "" : text.substr(end + 1));
+    return 0;
+  }
   runIR(text);
   return 0;
 }

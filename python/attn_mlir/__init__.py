@@ -13,6 +13,7 @@ ratio, LSE) and cached, in memory and in $ATTN_CACHE_DIR.
 import contextlib
 import ctypes
 import math
+import numbers
 import threading
 
 from . import _capi
@@ -38,10 +39,10 @@ def cache_stats():
 
 
 def clear_memory_cache():
-    """Forgets compiled kernels held in memory (the disk cache stays)."""
+    """Forgets compiled kernels held in memory (the disk cache stays).
+    Launches running in other threads keep their kernels: a kernel is
+    released when its last user lets go of it."""
     with _kernels_lock:
-        for handle in _kernels.values():
-            _capi.lib.attn_kernel_release(handle)
         _kernels.clear()
     _capi.lib.attn_cache_clear()
 
@@ -64,6 +65,25 @@ _CAUSAL = {None: _capi.CAUSAL_NONE, False: _capi.CAUSAL_NONE,
            "top_left": _capi.CAUSAL_TOP_LEFT,
            "bottom_right": _capi.CAUSAL_BOTTOM_RIGHT}
 
+class _KernelHandle:
+    """One attn_kernel handle, released when the last reference goes: the
+    cache holds one and every launch holds one while it runs, so clearing
+    the cache in another thread never frees a kernel in use."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __del__(self):
+        # At interpreter exit the module may be half torn down.
+        release = getattr(getattr(_capi, "lib", None),
+                          "attn_kernel_release", None)
+        if release is not None and self.value:
+            release(self.value)
+            self.value = None
+
+
 # Kernel handles by (spec fields, target): one C call per new spec.
 _kernels = {}
 _kernels_lock = threading.Lock()
@@ -82,7 +102,7 @@ def _kernel(dtype, d, dv, causal, gqa, lse, target):
             _check(_capi.lib.attn_kernel_get(ctypes.byref(spec),
                                              target.encode(),
                                              ctypes.byref(out)))
-            handle = _kernels[key] = out.value
+            handle = _kernels[key] = _KernelHandle(out.value)
     return handle
 
 
@@ -94,6 +114,12 @@ def _tensor(ptr, sizes, strides):
         t.sizes[i] = n
         t.strides[i] = s
     return t
+
+
+def _is_flag(x):
+    """True or False (Python or numpy bool)."""
+    return isinstance(x, bool) or (type(x).__module__ == "numpy" and
+                                   type(x).__name__ in ("bool", "bool_"))
 
 
 def _is_torch(x):
@@ -133,7 +159,9 @@ class _NumpyAdapter:
         item = x.itemsize
         if (not x.flags.aligned or x.strides[-1] != item or
                 any(s < 0 or s % item for s in x.strides)):
-            x = np.ascontiguousarray(x)
+            # A fresh C-ordered copy: aligned (ascontiguousarray returns a
+            # contiguous but misaligned array as it is).
+            x = x.copy(order="C")
         return x
 
     def sizes_strides(self, x):
@@ -289,7 +317,16 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
         if d % 8 or not 16 <= d <= 256:
             raise ValueError(f"{name} {d} is not supported (multiples of 8 "
                              "in [16, 256])")
+    if not _is_flag(return_lse):
+        raise TypeError(f"return_lse must be True or False, not "
+                        f"{return_lse!r}")
+    return_lse = bool(return_lse)
     if scale is not None:
+        # A number (Python or numpy), not a string or bytes that float()
+        # would parse, nor a bool.
+        if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+            raise TypeError(f"scale must be a real number, not "
+                            f"{type(scale).__name__} {scale!r}")
         scale = float(scale)
         if not math.isfinite(scale):
             raise ValueError(f"scale must be finite, got {scale}")
@@ -315,7 +352,8 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
                 _tensor(adapter.pointer(lse), *adapter.sizes_strides(lse)))
         scale_arg = ctypes.byref(ctypes.c_float(scale)) \
             if scale is not None else None
+        # `handle` stays referenced until the call returns (see _KernelHandle).
         _check(_capi.lib.attn_kernel_launch(
-            handle, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
+            handle.value, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
             adapter.stream(q)))
     return (out, lse) if return_lse else out

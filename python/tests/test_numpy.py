@@ -138,6 +138,21 @@ def test_second_call_hits_the_cache():
      "numpy array or a torch CUDA tensor"),
     ((randn(1, 2, 8, 32), randn(1, 2, 0, 32), randn(1, 2, 0, 32)), {},
      ValueError, "no keys"),
+    # Issue 17 item 8: a scale whose product with log2(e) overflows f32
+    # (every output was NaN), and arguments of the wrong kind that were
+    # parsed ("0.5", b"1") or failed with int()'s message ('yes').
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)),
+     {"scale": 3e38}, ValueError, "softmax scale .* is out of range"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)),
+     {"scale": "0.5"}, TypeError, "scale must be a real number, not str"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)),
+     {"scale": b"1"}, TypeError, "scale must be a real number, not bytes"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)),
+     {"scale": True}, TypeError, "scale must be a real number"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)),
+     {"return_lse": "yes"}, TypeError, "return_lse must be True or False"),
+    ((randn(1, 2, 8, 32), randn(1, 2, 8, 32), randn(1, 2, 8, 32)),
+     {"return_lse": 1}, TypeError, "return_lse must be True or False"),
 ])
 def test_bad_input_raises(args, kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -170,3 +185,69 @@ def test_wrong_library_path_fails_the_import(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode != 0
     assert "ATTN_MLIR_LIB" in run.stderr and "ImportError" in run.stderr
+
+
+CLEAR_WHILE_LAUNCHING = r"""
+import threading
+import numpy as np
+import attn_mlir
+
+rng = np.random.default_rng(0)
+q, k, v = (rng.standard_normal((1, 1, 8, 16)).astype(np.float16)
+           for _ in range(3))
+attn_mlir.flash_attention(q, k, v)          # compiled (or read) once
+stop = threading.Event()
+errors = []
+
+def launch():
+    try:
+        while not stop.is_set():
+            attn_mlir.flash_attention(q, k, v)
+    except Exception as e:   # an error is a failure too, not only a crash
+        errors.append(repr(e))
+        stop.set()
+
+threads = [threading.Thread(target=launch) for _ in range(3)]
+for t in threads:
+    t.start()
+for _ in range(300):
+    attn_mlir.clear_memory_cache()
+stop.set()
+for t in threads:
+    t.join()
+assert not errors, errors
+print("ok")
+"""
+
+
+def test_clearing_the_cache_while_launching():
+    # clear_memory_cache() in one thread while others launch: each launch
+    # keeps its kernel alive (it used to be released under it: segfault).
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))
+    run = subprocess.run([sys.executable, "-c", CLEAR_WHILE_LAUNCHING],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", (
+        f"exit {run.returncode}\n{run.stdout}\n{run.stderr[-2000:]}")
+
+
+def test_unaligned_contiguous_arrays_are_copied():
+    # A contiguous array at an address that is not a multiple of its item
+    # size (np.frombuffer at offset 1) is copied, as the package promises
+    # for arrays the kernel cannot read in place; it used to be passed on
+    # and refused ("not aligned").
+    q, k, v = make("bhsd", 1, 2, 2, 20, 30, 32, dtype=np.float32)
+    def unaligned(a):
+        buf = bytearray(a.nbytes + 1)
+        u = np.frombuffer(buf, np.float32, a.size, offset=1).reshape(a.shape)
+        u[...] = a
+        assert not u.flags.aligned and u.flags.c_contiguous
+        return u
+    out, lse = attn_mlir.flash_attention(unaligned(q), unaligned(k),
+                                         unaligned(v), return_lse=True)
+    ref_out, ref_lse = attn_mlir.flash_attention(q, k, v, return_lse=True)
+    assert np.array_equal(out, ref_out) and np.array_equal(lse, ref_lse)
+    # numpy's own bools and scales are fine.
+    attn_mlir.flash_attention(q, k, v, scale=np.float32(0.5),
+                              return_lse=np.bool_(False))

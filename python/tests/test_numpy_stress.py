@@ -65,3 +65,26 @@ def test_fully_masked_rows_stay_zero_with_large_inputs():
                                          return_lse=True)
     assert np.all(out[:, :, :30] == 0) and np.all(lse[:, :, :30] == -np.inf)
     assert not np.any(np.isnan(out))
+
+
+def test_row_sum_keeps_small_terms():
+    # The softmax normaliser must add every key, however many there are and
+    # however small each one's share: one key at the row's maximum, 2^20
+    # keys at 2^-26 of it. Each small p is below half an ulp of the running
+    # sum (~1), so adding them one by one into it dropped them (the same
+    # rounding stopped the sum at 2^24 equal keys, issue 17); summed per
+    # tile first, they move the total by 1.6%. Exact answer in float64.
+    n, d = 1 << 20, 16
+    q = np.zeros((1, 1, 1, d), np.float32)
+    q[..., 0] = 1.0
+    k = np.zeros((1, 1, n, d), np.float32)
+    k[0, 0, 1:, 0] = -26.0 * np.log(2.0)       # p = 2^-26 for keys 1..n-1
+    v = np.ones((1, 1, n, d), np.float32)
+    v[0, 0, 0] = 0.0                            # the maximum key adds 0
+    out, lse = attn_mlir.flash_attention(q, k, v, scale=1.0, return_lse=True)
+    small = (n - 1) * np.exp(np.float64(k[0, 0, 1, 0]))
+    ref_out = small / (1.0 + small)             # ~0.0154 in every column
+    ref_lse = np.log1p(small)
+    out_err = np.max(np.abs(out.astype(np.float64) - ref_out)) / ref_out
+    lse_err = abs(float(lse[0, 0, 0]) - ref_lse) / ref_lse
+    assert out_err <= 1e-5 and lse_err <= 1e-5, (out_err, lse_err)

@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -64,12 +67,138 @@ TEST(DiskCache, LaunchShapeRoundTrips) {
   std::stringstream text;
   text << std::ifstream(path).rdbuf();
   std::string old = text.str();
-  old.replace(old.find("attn-mlir-cache 2"), 17, "attn-mlir-cache 1");
+  old.replace(old.find("attn-mlir-cache 3"), 17, "attn-mlir-cache 1");
   old.erase(old.find("shared 65536\n"), 13);
+  old.erase(old.find("sha256 "), 7 + 64 + 1);
   std::ofstream(path, std::ios::trunc) << old;
   EXPECT_FALSE(readCacheEntry(dir, "key-a", back));
   unlink(path.c_str());
   rmdir(dir.c_str());
+}
+
+std::string readAll(const std::string &path) {
+  std::stringstream text;
+  text << std::ifstream(path, std::ios::binary).rdbuf();
+  return text.str();
+}
+
+void writeAll(const std::string &path, const std::string &text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+CachedCode sampleCode() {
+  CachedCode code;
+  code.kernelName = "attention";
+  code.blockM = 128;
+  code.numWarps = 4;
+  code.payload = std::string("\x7f" "ELF machine code", 17) +
+                 std::string(4000, '\x90');
+  return code;
+}
+
+/// readCacheEntry in a child process, which is killed after 10 s: whether
+/// it returned a hit (1), a miss (0), or hung or crashed (-1).
+int readInChild(const std::string &dir, const std::string &key) {
+  pid_t child = fork();
+  if (child == 0) {
+    CachedCode back;
+    _exit(readCacheEntry(dir, key, back) ? 1 : 0);
+  }
+  for (int i = 0; i < 1000; ++i) {
+    int status = 0;
+    if (waitpid(child, &status, WNOHANG) == child)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    usleep(10000);
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  return -1;
+}
+
+// One changed byte anywhere (code, or a launch parameter in the header) is
+// a miss: the entry is recompiled, never run. (Before the checksum, a byte
+// of machine code changed gave crashes or wrong answers, and block_m 128
+// read as 256 a wrong result.)
+TEST(DiskCache, ChangedBytesAreAMiss) {
+  std::string dir = makeTempDir();
+  ASSERT_FALSE(dir.empty());
+  ASSERT_TRUE(writeCacheEntry(dir, "key-a", sampleCode()));
+  std::string path = onlyEntry(dir);
+  std::string good = readAll(path);
+  CachedCode back;
+  ASSERT_TRUE(readCacheEntry(dir, "key-a", back));
+  EXPECT_EQ(back.payload, sampleCode().payload);
+
+  std::string bad = good;
+  bad[bad.size() - 100] ^= 0x01; // one bit of the code
+  writeAll(path, bad);
+  EXPECT_FALSE(readCacheEntry(dir, "key-a", back));
+
+  bad = good;
+  bad.replace(bad.find("block_m 128"), 11, "block_m 256");
+  writeAll(path, bad);
+  EXPECT_FALSE(readCacheEntry(dir, "key-a", back));
+
+  // A payload longer than the header says (the header's size bounds the
+  // read), or shorter.
+  writeAll(path, good + "extra");
+  EXPECT_FALSE(readCacheEntry(dir, "key-a", back));
+  writeAll(path, good.substr(0, good.size() - 1));
+  EXPECT_FALSE(readCacheEntry(dir, "key-a", back));
+
+  writeAll(path, good);
+  EXPECT_TRUE(readCacheEntry(dir, "key-a", back));
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+// Only regular files are read: an entry that is a FIFO used to block the
+// process forever, and a symbolic link to /dev/zero was read until the OOM
+// killer came (here: a link to a good entry, which must be a miss too).
+TEST(DiskCache, OnlyRegularFilesAreRead) {
+  std::string dir = makeTempDir();
+  ASSERT_FALSE(dir.empty());
+  ASSERT_TRUE(writeCacheEntry(dir, "key-a", sampleCode()));
+  std::string path = onlyEntry(dir);
+  std::string elsewhere = dir + "/elsewhere";
+  ASSERT_EQ(rename(path.c_str(), elsewhere.c_str()), 0);
+  ASSERT_EQ(symlink(elsewhere.c_str(), path.c_str()), 0);
+  EXPECT_EQ(readInChild(dir, "key-a"), 0);
+
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  EXPECT_EQ(readInChild(dir, "key-a"), 0); // a miss, not a hang
+
+  // The next write replaces the odd file with a good entry.
+  ASSERT_TRUE(writeCacheEntry(dir, "key-a", sampleCode()));
+  EXPECT_EQ(readInChild(dir, "key-a"), 1);
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+// The directory is created private, and one that others can write (they
+// could plant code this process would run) is neither read nor written.
+TEST(DiskCache, DirectoryIsPrivate) {
+  std::string base = makeTempDir();
+  ASSERT_FALSE(base.empty());
+  std::string dir = base + "/made/here";
+  mode_t oldMask = umask(0);  // even with a permissive umask
+  bool written = writeCacheEntry(dir, "key-a", sampleCode());
+  umask(oldMask);
+  ASSERT_TRUE(written);
+  struct stat st;
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  CachedCode back;
+  EXPECT_TRUE(readCacheEntry(dir, "key-a", back));
+
+  for (mode_t mode : {0770, 0702, 0777}) {
+    ASSERT_EQ(chmod(dir.c_str(), mode), 0);
+    EXPECT_FALSE(readCacheEntry(dir, "key-a", back)) << std::oct << mode;
+    EXPECT_FALSE(writeCacheEntry(dir, "key-b", sampleCode())) << std::oct
+                                                              << mode;
+  }
+  ASSERT_EQ(chmod(dir.c_str(), 0755), 0); // others may read, not write
+  EXPECT_TRUE(readCacheEntry(dir, "key-a", back));
+  std::system(("rm -rf '" + base + "'").c_str());
 }
 
 // A d 128 bf16 kernel for the H200 has 64 KiB of tiles (128 x 64): its PTX

@@ -50,6 +50,40 @@ TEST(FuzzTarget, CommandLinesAndGarbage) {
   EXPECT_EQ(run(""), 0);
 }
 
+/// What fuzzOneInput printed to standard output (attn-run's lines).
+std::string stdoutOf(const std::string &input) {
+  testing::internal::CaptureStdout();
+  run(input); // it flushes what attn-run printed
+  return testing::internal::GetCapturedStdout();
+}
+
+// Inputs whose first line is "// attn-run FLAGS" take attn-run's kernel-file
+// path: the kernel is checked, compiled, run and checked on the CPU.
+TEST(FuzzTarget, KernelFilePathRuns) {
+  std::string flags = std::string(mlir::attn::kFuzzKernelPrefix) +
+                      "--target cpu --check --batch 1 --heads 2 --seqlen-q "
+                      "100 --seqlen-kv 333 --head-dim 32 --dtype f16 "
+                      "--layout bhsd\n";
+  std::string fixed =
+      readFile(std::filesystem::path(ATTN_SOURCE_DIR) / "examples" /
+               "kernels" / "seed000_fixed.mlir");
+  std::string out = stdoutOf(flags + fixed);
+  EXPECT_NE(out.find("kernel=fuzz-kernel.mlir"), std::string::npos) << out;
+  EXPECT_NE(out.find(" PASS"), std::string::npos) << out;
+  // Refused before running: an unchecked store (attn-boundary-check), GQA
+  // the kernel cannot do; skipped: a run too large to fuzz.
+  std::string bad =
+      readFile(std::filesystem::path(ATTN_SOURCE_DIR) / "examples" /
+               "kernels" / "bad" / "unchecked_o_store.mlir");
+  EXPECT_EQ(stdoutOf(flags + bad).find("max_abs_err"), std::string::npos);
+  std::string gqa = flags;
+  gqa.insert(gqa.find("--seqlen-q"), "--kv-heads 1 ");
+  EXPECT_EQ(stdoutOf(gqa + fixed).find("max_abs_err"), std::string::npos);
+  std::string large = flags;
+  large.replace(large.find("--seqlen-q 100"), 14, "--seqlen-q 4096");
+  EXPECT_EQ(stdoutOf(large + fixed), "");
+}
+
 TEST(FuzzTarget, SeedCorpusAndRegressionsRunCleanly) {
   namespace fs = std::filesystem;
   int inputs = 0;

@@ -296,6 +296,36 @@ TEST_F(JitApiTest, DamagedDiskEntryIsRecompiled) {
   EXPECT_EQ(origin, KernelOrigin::DiskCache);
 }
 
+TEST_F(JitApiTest, ChangedCodeByteIsRecompiled) {
+  // The repro: one byte of a CPU entry's machine code changed, the
+  // header untouched. It used to be loaded and run (segfaults, an illegal
+  // instruction, a hang or a wrong answer); the checksum makes it a miss.
+  AttentionSpec spec = makeSpec(DType::F32, 32, CausalKind::None);
+  std::string error;
+  ASSERT_NE(getKernel(spec, cpu(), error), nullptr) << error;
+  std::vector<std::string> files = entries();
+  ASSERT_EQ(files.size(), 1u);
+  std::string path = dir + "/" + files[0];
+  std::string text;
+  {
+    std::ifstream in(path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in),
+                std::istreambuf_iterator<char>());
+  }
+  size_t payload = text.find("\n\n") + 2;
+  ASSERT_LT(payload, text.size());
+  text[payload + (text.size() - payload) / 2] ^= 0x40;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  clearMemoryCache();
+  KernelOrigin origin;
+  auto kernel = getKernel(spec, cpu(), error, &origin);
+  ASSERT_NE(kernel, nullptr) << error;
+  EXPECT_EQ(origin, KernelOrigin::Compiled);
+  Problem p(spec, 1, 1, 40, 50, "bhsd", 5);
+  ASSERT_TRUE(kernel->launch(p.args, error)) << error;
+  EXPECT_LE(p.error(spec, 1 / std::sqrt(32.0)), 1e-5);
+}
+
 TEST_F(JitApiTest, EightThreadsCompileSameAndDifferentSpecs) {
   // Threads 0-3 want one spec, 4-7 four different ones: five compilations,
   // one shared kernel for the first four, every kernel right.

@@ -109,6 +109,12 @@ HostTensor makeLseTensor(int64_t B, int64_t H, int64_t S);
 /// gives the same logical values whatever the strides.
 void fillStandardNormal(HostTensor &t, std::mt19937_64 &rng);
 
+/// The most host memory this process can hold, in bytes: the machine's
+/// physical memory (sysconf), lowered by the process's address-space and
+/// data limits (ulimit -v / -d) and by its cgroup's memory.max where those
+/// are set. `what` says which of them it is.
+uint64_t hostMemoryLimit(std::string &what);
+
 /// Sets every element of `t` to a quiet NaN (poisons an output so that
 /// unwritten elements fail the check).
 void fillNaN(HostTensor &t);

@@ -14,6 +14,11 @@ namespace mlir::attn {
 /// inputs are skipped, not parsed.
 constexpr size_t kFuzzMaxInputBytes = 64 * 1024;
 constexpr int kFuzzMaxNesting = 64;
+/// An input starting with this line prefix is a user kernel (the rest of the
+/// input) with attn-run's flags (the rest of the line): attn-run's
+/// kernel-file path, run on the CPU for lengths up to kFuzzMaxRunLength.
+constexpr const char *kFuzzKernelPrefix = "// attn-run ";
+constexpr int64_t kFuzzMaxRunLength = 512;
 
 /// Runs one input the way a user's file or command line would be run:
 /// text starting with "--" is an attn-run command line (split at white

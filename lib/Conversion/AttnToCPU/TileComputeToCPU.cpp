@@ -234,26 +234,26 @@ struct OnlineSoftmaxToCPU : public OpRewritePattern<OnlineSoftmaxOp> {
                                       arith::SubFOp::create(nb, l, t, a[1]))
               .getResult();
         });
-    // new_sum = sum * alpha + rowsum(p)
-    Value scaledSum = elementwise1D(
-        b, loc, rows, ValueRange{op.getSum(), alpha},
+    // new_sum = sum * alpha + rowsum(p): the tile's p summed from 0, then
+    // one add into the running sum. Adding each p into the running sum
+    // directly stopped counting past 2^24 keys (1 + 2^24 rounds to 2^24 in
+    // f32), and lost any p below half an ulp of the sum at every length.
+    Value tileSum = rowReduce(b, loc, p, zeros(b, loc, {rows}),
+                              [&](OpBuilder &nb, Location l, Value acc, Value x) {
+                                return arith::AddFOp::create(nb, l, acc, x,
+                                                             reassoc(nb))
+                                    .getResult();
+                              });
+    Value newSum = elementwise1D(
+        b, loc, rows, ValueRange{op.getSum(), alpha, tileSum},
         [&](OpBuilder &nb, Location l, ValueRange a) {
-          return arith::MulFOp::create(nb, l, a[0], a[1]).getResult();
+          return arith::AddFOp::create(
+                     nb, l, arith::MulFOp::create(nb, l, a[0], a[1]), a[2])
+              .getResult();
         });
-    Value newSum = rowReduce(b, loc, p, scaledSum,
-                             [&](OpBuilder &nb, Location l, Value acc, Value x) {
-                               return arith::AddFOp::create(nb, l, acc, x,
-                                                            reassoc(nb))
-                                   .getResult();
-                             });
-    // new_acc = acc * alpha + convert(p) * values
+    // new_acc = acc * alpha + convert(p) * values, the same way: the tile's
+    // product from 0, then one add into the running accumulator.
     auto accType = cast<RankedTensorType>(op.getAcc().getType());
-    Value scaledAcc = elementwise2D(
-        b, loc, accType.getShape(), ValueRange{op.getAcc(), alpha},
-        {false, true}, b.getF32Type(),
-        [&](OpBuilder &nb, Location l, ValueRange a) {
-          return arith::MulFOp::create(nb, l, a[0], a[1]).getResult();
-        });
     Type valueElement = valuesType.getElementType();
     Value pLow = p;
     if (!valueElement.isF32())
@@ -264,8 +264,16 @@ struct OnlineSoftmaxToCPU : public OpRewritePattern<OnlineSoftmaxOp> {
                                                             a[0])
                                  .getResult();
                            });
-    Value newAcc = buildTileMatmul(b, loc, pLow, op.getValues(), scaledAcc,
-                                   /*transposeA=*/false, /*transposeB=*/false);
+    Value tileAcc = buildTileMatmul(b, loc, pLow, op.getValues(), Value(),
+                                    /*transposeA=*/false, /*transposeB=*/false);
+    Value newAcc = elementwise2D(
+        b, loc, accType.getShape(), ValueRange{op.getAcc(), alpha, tileAcc},
+        {false, true, false}, b.getF32Type(),
+        [&](OpBuilder &nb, Location l, ValueRange a) {
+          return arith::AddFOp::create(
+                     nb, l, arith::MulFOp::create(nb, l, a[0], a[1]), a[2])
+              .getResult();
+        });
     rewriter.replaceOp(op, {newMax, newSum, newAcc});
     return success();
   }

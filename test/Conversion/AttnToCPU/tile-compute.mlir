@@ -60,29 +60,40 @@ func.func @masks(%s: tensor<64x64xf32>, %m0: index, %n0: index, %kv: index, %d: 
 // -----
 
 // The online-softmax step: row max, a -inf-safe base, alpha = exp2(max -
-// base), p = exp2(s * scale - base), the rescaled sum, the rescaled
-// accumulator, p rounded to V's type, and p * V accumulated in f32.
+// base), p = exp2(s * scale - base); the tile's row sums of p from 0, then
+// one add into the rescaled running sum (adding each p into the running sum
+// lost every p below half its ulp: the sum stopped at 2^24 equal keys);
+// p rounded to V's type, p * V from 0 in f32, then one add into the
+// rescaled accumulator.
 // CHECK-LABEL: func.func @softmax_step
+// CHECK-SAME: %[[S:[^:]+]]: tensor<64x64xf32>, %[[V:[^:]+]]: tensor<64x32xf16>, %[[SCALE:[^:]+]]: f32, %[[M:[^:]+]]: tensor<64xf32>, %[[L:[^:]+]]: tensor<64xf32>, %[[ACC:[^:]+]]: tensor<64x32xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
 // CHECK:   arith.mulf
 // CHECK:   arith.maximumf
 // CHECK: linalg.generic
 // CHECK:   arith.cmpf oeq, %{{.+}}, %{{.+}} : f32
 // CHECK:   arith.select
-// CHECK: linalg.generic
+// CHECK: %[[ALPHA:.+]] = linalg.generic
 // CHECK:   arith.subf
 // CHECK:   math.exp2
-// CHECK: linalg.generic
+// CHECK: %[[P:.+]] = linalg.generic
 // CHECK:   arith.mulf
 // CHECK:   arith.subf
 // CHECK:   math.exp2
-// CHECK: linalg.generic
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64xf32>)
+// CHECK: %[[TILESUM:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<64x64xf32>) outs(%[[ZERO]] : tensor<64xf32>)
 // CHECK:   arith.addf {{.*}} fastmath<reassoc,contract>
-// CHECK: linalg.generic
+// CHECK: %[[SUM:.+]] = linalg.generic {{.*}} ins(%[[L]], %[[ALPHA]], %[[TILESUM]] :
+// CHECK:   %[[SCALED:.+]] = arith.mulf
+// CHECK:   arith.addf %[[SCALED]], %{{.+}} : f32
 // CHECK: linalg.generic
 // CHECK:   arith.truncf %{{.+}} : f32 to f16
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: %[[ZERO2:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64x32xf32>)
+// CHECK: %[[PV:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} {{.*}} outs(%[[ZERO2]] : tensor<64x32xf32>)
+// CHECK: %[[NEWACC:.+]] = linalg.generic {{.*}} ins(%[[ACC]], %[[ALPHA]], %[[PV]] :
+// CHECK:   %[[SCALEDACC:.+]] = arith.mulf
+// CHECK:   arith.addf %[[SCALEDACC]], %{{.+}} : f32
+// CHECK: return %{{.+}}, %[[SUM]], %[[NEWACC]]
 // CHECK-NOT: attn.
 // CHECK-NOT: arith.maxnumf
 func.func @softmax_step(%s: tensor<64x64xf32>, %v: tensor<64x32xf16>, %scale: f32,

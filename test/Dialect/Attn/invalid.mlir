@@ -444,3 +444,66 @@ func.func @finalize_max_size(%acc: tensor<128x64xf32>, %m: tensor<64xf32>) {
   %o, %lse = attn.finalize %acc, %m, %m : tensor<128x64xf32>, tensor<64xf32>
   return
 }
+
+// -----
+
+// Tiles computed on have static shapes: the lowerings size them at compile
+// time (a dynamic dot used to pass here and fail inside the CPU lowering
+// with "'tensor.empty' op incorrect number of dynamic sizes").
+func.func @dot_dynamic(%a: tensor<?x16xf16>, %b: tensor<16x?xf16>) {
+  // expected-error @+1 {{operand a must have a static shape (tiles are sized at compile time), got 'tensor<?x16xf16>'}}
+  %d = attn.dot %a, %b : tensor<?x16xf16>, tensor<16x?xf16> -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @dot_dynamic_result(%a: tensor<64x16xf16>, %b: tensor<16x32xf16>) {
+  // expected-error @+1 {{result must have a static shape (tiles are sized at compile time), got 'tensor<?x32xf32>'}}
+  %d = attn.dot %a, %b : tensor<64x16xf16>, tensor<16x32xf16> -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @mask_dynamic(%s: tensor<?x64xf32>, %n0: index, %kv: index) {
+  // expected-error @+1 {{scores must have a static shape (tiles are sized at compile time), got 'tensor<?x64xf32>'}}
+  %0 = attn.mask_kv_bound %s, kv_start = %n0, kv_len = %kv : tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @mask_causal_dynamic(%s: tensor<64x?xf32>, %m0: index, %n0: index, %d: index) {
+  // expected-error @+1 {{scores must have a static shape (tiles are sized at compile time), got 'tensor<64x?xf32>'}}
+  %1 = attn.mask_causal %s, q_start = %m0, kv_start = %n0, diagonal = %d : tensor<64x?xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_dynamic_rows(%s: tensor<?x64xf32>, %v: tensor<64x32xf16>, %scale: f32,
+                                %m: tensor<?xf32>, %acc: tensor<?x32xf32>) {
+  // expected-error @+1 {{scores must have a static shape (tiles are sized at compile time), got 'tensor<?x64xf32>'}}
+  %r:3 = attn.online_softmax %s, %v, scale = %scale, state = (%m, %m, %acc)
+      : tensor<?x64xf32>, tensor<64x32xf16>, tensor<?xf32>, tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_dynamic_state(%s: tensor<64x64xf32>, %v: tensor<64x32xf16>, %scale: f32,
+                                 %m: tensor<?xf32>, %acc: tensor<64x32xf32>) {
+  // expected-error @+1 {{max must be a 1-D tile of 64 elements (one per row), got 'tensor<?xf32>'}}
+  %r:3 = attn.online_softmax %s, %v, scale = %scale, state = (%m, %m, %acc)
+      : tensor<64x64xf32>, tensor<64x32xf16>, tensor<?xf32>, tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_dynamic(%acc: tensor<?x64xf32>, %m: tensor<?xf32>) {
+  // expected-error @+1 {{acc must have a static shape (tiles are sized at compile time), got 'tensor<?x64xf32>'}}
+  %o, %lse = attn.finalize %acc, %m, %m : tensor<?x64xf32>, tensor<?xf32>
+  return
+}

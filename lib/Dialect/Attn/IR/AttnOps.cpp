@@ -74,6 +74,18 @@ static LogicalResult verifyRank(Operation *op, StringRef name, Type type,
   return success();
 }
 
+/// Tiles computed on (dot, masks, softmax state) have static shapes, as
+/// loaded and stored tiles do: every lowering sizes their registers and
+/// buffers at compile time.
+static LogicalResult verifyStaticTile(Operation *op, StringRef name,
+                                      Type type) {
+  auto shaped = cast<ShapedType>(type);
+  if (!shaped.hasStaticShape())
+    return op->emitOpError() << name << " must have a static shape (tiles "
+                             << "are sized at compile time), got " << type;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // MakeBlockPtrOp
 //===----------------------------------------------------------------------===//
@@ -304,7 +316,10 @@ LogicalResult DotOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (failed(verifyRank(*this, "operand a", a, 2)) ||
       failed(verifyRank(*this, "operand b", b, 2)) ||
-      failed(verifyRank(*this, "result", result, 2)))
+      failed(verifyRank(*this, "result", result, 2)) ||
+      failed(verifyStaticTile(*this, "operand a", a)) ||
+      failed(verifyStaticTile(*this, "operand b", b)) ||
+      failed(verifyStaticTile(*this, "result", result)))
     return failure();
   if (a.getElementType() != b.getElementType())
     return emitOpError() << "operands have different element types: "
@@ -332,11 +347,15 @@ LogicalResult DotOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult MaskKVBoundOp::verify() {
-  return verifyRank(*this, "scores", getScores().getType(), 2);
+  if (failed(verifyRank(*this, "scores", getScores().getType(), 2)))
+    return failure();
+  return verifyStaticTile(*this, "scores", getScores().getType());
 }
 
 LogicalResult MaskCausalOp::verify() {
-  return verifyRank(*this, "scores", getScores().getType(), 2);
+  if (failed(verifyRank(*this, "scores", getScores().getType(), 2)))
+    return failure();
+  return verifyStaticTile(*this, "scores", getScores().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -347,7 +366,8 @@ LogicalResult MaskCausalOp::verify() {
 static LogicalResult verifyRowState(Operation *op, StringRef name, Type type,
                                     int64_t rows) {
   auto tensor = cast<RankedTensorType>(type);
-  if (tensor.getRank() != 1 || !sizesAgree(tensor.getDimSize(0), rows))
+  if (tensor.getRank() != 1 || tensor.isDynamicDim(0) ||
+      !sizesAgree(tensor.getDimSize(0), rows))
     return op->emitOpError()
            << name << " must be a 1-D tile of " << formatSize(rows)
            << " elements (one per row), got " << type;
@@ -360,7 +380,10 @@ LogicalResult OnlineSoftmaxOp::verify() {
   auto acc = cast<RankedTensorType>(getAcc().getType());
   if (failed(verifyRank(*this, "scores", scores, 2)) ||
       failed(verifyRank(*this, "values", values, 2)) ||
-      failed(verifyRank(*this, "acc", acc, 2)))
+      failed(verifyRank(*this, "acc", acc, 2)) ||
+      failed(verifyStaticTile(*this, "scores", scores)) ||
+      failed(verifyStaticTile(*this, "values", values)) ||
+      failed(verifyStaticTile(*this, "acc", acc)))
     return failure();
   int64_t rows = scores.getDimSize(0);
   if (!sizesAgree(values.getDimSize(0), scores.getDimSize(1)))
@@ -378,7 +401,8 @@ LogicalResult OnlineSoftmaxOp::verify() {
 
 LogicalResult FinalizeOp::verify() {
   auto acc = cast<RankedTensorType>(getAcc().getType());
-  if (failed(verifyRank(*this, "acc", acc, 2)))
+  if (failed(verifyRank(*this, "acc", acc, 2)) ||
+      failed(verifyStaticTile(*this, "acc", acc)))
     return failure();
   return verifyRowState(*this, "max", getMax().getType(), acc.getDimSize(0));
 }

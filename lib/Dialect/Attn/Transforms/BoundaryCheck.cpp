@@ -110,60 +110,142 @@ bool isQueryBlockStart(Value value, int64_t block) {
   return false;
 }
 
+/// Where the tiles of a load or store lie along one block dimension, when
+/// they walk a whole tensor dimension in the schedule's two ways.
+struct Coverage {
+  /// The tensor and its dimension the block dimension walks.
+  Value base;
+  int64_t dim = 0;
+  /// The block's size along it.
+  int64_t block = 0;
+  /// True for a loop `for n0 = 0 to size(dim) step block` advancing the
+  /// pointer by `block`; false for `program_id 0 * attn.block_m` on a
+  /// query-length dimension.
+  bool loop = false;
+};
+
+/// The tiles of the block pointer `ptr` start at 0, step by their size and
+/// reach the end of their tensor dimension along block dimension
+/// `blockDim`: then they are in range exactly when the size is a multiple
+/// of the block (and the last one straddles the end otherwise).
+std::optional<Coverage> wholeDimCoverage(Value ptr, int64_t blockDim) {
+  auto type = cast<BlockPtrType>(ptr.getType());
+  int64_t block = type.getShape()[blockDim];
+  MakeBlockPtrOp root;
+  // Walk back to the root, remembering whether a loop iteration argument
+  // stood in between (and which loop).
+  Value current = ptr;
+  scf::ForOp loop;
+  while (true) {
+    if (auto make = current.getDefiningOp<MakeBlockPtrOp>()) {
+      root = make;
+      break;
+    }
+    auto arg = dyn_cast<BlockArgument>(current);
+    if (!arg || loop)
+      return std::nullopt;
+    loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (!loop || arg.getArgNumber() == 0)
+      return std::nullopt;
+    // Each iteration must advance by exactly the step along blockDim and
+    // by 0 elsewhere.
+    unsigned iterIndex = arg.getArgNumber() - 1;
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    auto advance = yield.getOperand(iterIndex).getDefiningOp<AdvanceOp>();
+    if (!advance || advance.getPtr() != arg)
+      return std::nullopt;
+    for (auto [i, delta] : llvm::enumerate(advance.getOffsets())) {
+      std::optional<int64_t> c = getConstantIntValue(delta);
+      int64_t expected = int64_t(i) == blockDim ? block : 0;
+      if (!c || *c != expected)
+        return std::nullopt;
+    }
+    if (getConstantIntValue(loop.getStep()) != block ||
+        getConstantIntValue(loop.getLowerBound()) != 0)
+      return std::nullopt;
+    current = loop.getInitArgs()[iterIndex];
+  }
+  Coverage coverage;
+  coverage.base = root.getBase();
+  coverage.dim = root.getDims()[blockDim];
+  coverage.block = block;
+  coverage.loop = bool(loop);
+  Value offset = root.getOffsets()[coverage.dim];
+  if (loop) { // offset 0, then the loop's induction variable below size.
+    if (getConstantIntValue(offset) == 0 &&
+        isDimOf(loop.getUpperBound(), coverage.base, coverage.dim))
+      return coverage;
+    return std::nullopt;
+  }
+  if (isQueryBlockStart(offset, block) &&
+      isQueryLengthDim(coverage.base, coverage.dim))
+    return coverage;
+  return std::nullopt;
+}
+
 /// The block pointer a load/store goes through is provably in range along
 /// block dimension `blockDim`.
 class RangeProver {
 public:
   bool inRange(Value ptr, int64_t blockDim) {
-    auto type = cast<BlockPtrType>(ptr.getType());
-    int64_t block = type.getShape()[blockDim];
-    MakeBlockPtrOp root;
-    Value base;
-    int64_t dim;
-    // Walk back to the root, remembering whether a loop iteration argument
-    // stood in between (and which loop).
-    Value current = ptr;
-    scf::ForOp loop;
-    while (true) {
-      if (auto make = current.getDefiningOp<MakeBlockPtrOp>()) {
-        root = make;
-        break;
-      }
-      auto arg = dyn_cast<BlockArgument>(current);
-      if (!arg || loop)
-        return false;
-      loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-      if (!loop || arg.getArgNumber() == 0)
-        return false;
-      // Each iteration must advance by exactly the step along blockDim and
-      // by 0 elsewhere.
-      unsigned iterIndex = arg.getArgNumber() - 1;
-      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-      auto advance = yield.getOperand(iterIndex).getDefiningOp<AdvanceOp>();
-      if (!advance || advance.getPtr() != arg)
-        return false;
-      for (auto [i, delta] : llvm::enumerate(advance.getOffsets())) {
-        std::optional<int64_t> c = getConstantIntValue(delta);
-        int64_t expected = int64_t(i) == blockDim ? block : 0;
-        if (!c || *c != expected)
-          return false;
-      }
-      if (getConstantIntValue(loop.getStep()) != block ||
-          getConstantIntValue(loop.getLowerBound()) != 0)
-        return false;
-      current = loop.getInitArgs()[iterIndex];
-    }
-    base = root.getBase();
-    dim = root.getDims()[blockDim];
-    if (!sizeIsMultiple(base, dim, block))
-      return false;
-    Value offset = root.getOffsets()[dim];
-    if (loop) // offset 0, then the loop's induction variable below size.
-      return getConstantIntValue(offset) == 0 &&
-             isDimOf(loop.getUpperBound(), base, dim);
-    return isQueryBlockStart(offset, block) && isQueryLengthDim(base, dim);
+    std::optional<Coverage> coverage = wholeDimCoverage(ptr, blockDim);
+    return coverage &&
+           sizeIsMultiple(coverage->base, coverage->dim, coverage->block);
   }
 };
+
+/// How a kernel argument is called in diagnostics.
+std::string describeBase(Value base) {
+  auto arg = dyn_cast<BlockArgument>(base);
+  if (!arg)
+    return "its tensor";
+  static const char *names[] = {"Q", "K", "V", "O"};
+  std::string text = "argument " + std::to_string(arg.getArgNumber());
+  auto type = cast<MemRefType>(base.getType());
+  if (type.getRank() == 4 && arg.getArgNumber() < 4)
+    text += std::string(" (") + names[arg.getArgNumber()] + ")";
+  else if (type.getRank() == 3)
+    text += " (the LSE)";
+  return text;
+}
+
+/// An access without a boundary check along a block dimension whose tiles
+/// walk a whole tensor dimension of a length not known to be a multiple of
+/// the block: its last tile runs past the end of the tensor (a store
+/// writes, a load reads, outside it). An error: such a kernel is wrong for
+/// every length that is not a multiple.
+template <typename OpTy>
+LogicalResult checkUncheckedAccess(OpTy op) {
+  auto type = cast<BlockPtrType>(op.getPtr().getType());
+  std::optional<ArrayRef<int64_t>> checks = op.getBoundaryCheck();
+  for (int64_t blockDim = 0; blockDim < type.getRank(); ++blockDim) {
+    if (checks && llvm::is_contained(*checks, blockDim))
+      continue;
+    std::optional<Coverage> c = wholeDimCoverage(op.getPtr(), blockDim);
+    if (!c || sizeIsMultiple(c->base, c->dim, c->block))
+      continue;
+    bool store = std::is_same_v<OpTy, StoreOp>;
+    int64_t size = cast<MemRefType>(c->base.getType()).getDimSize(c->dim);
+    std::string length =
+        ShapedType::isDynamic(size)
+            ? "its length is not promised to be a multiple of " +
+                  std::to_string(c->block) + " (attn.divisibility)"
+            : "its length " + std::to_string(size) + " is not a multiple of " +
+                  std::to_string(c->block);
+    InFlightDiagnostic diag =
+        op.emitError()
+        << (store ? "stores" : "loads") << " tiles of " << c->block
+        << " along dimension " << c->dim << " of " << describeBase(c->base)
+        << " without boundary_check on block dimension " << blockDim
+        << ", and " << length << ": the last tile "
+        << (store ? "writes" : "reads") << " past the end of the tensor";
+    diag.attachNote() << "add " << blockDim
+                      << " to boundary_check, or promise the length's "
+                         "divisibility on the argument";
+    return failure();
+  }
+  return success();
+}
 
 /// Drops the provably unneeded dims from a boundary_check.
 template <typename OpTy>
@@ -250,6 +332,17 @@ void warnUnmaskedPaddedKeys(OnlineSoftmaxOp softmax) {
 struct BoundaryCheckPass
     : public mlir::attn::impl::AttnBoundaryCheckBase<BoundaryCheckPass> {
   void runOnOperation() override {
+    // Accesses that leave the tensor are errors, diagnosed on the kernel as
+    // written (before anything is elided).
+    bool outOfBounds = false;
+    getOperation().walk([&](Operation *op) {
+      if (auto load = dyn_cast<LoadOp>(op))
+        outOfBounds |= failed(checkUncheckedAccess(load));
+      else if (auto store = dyn_cast<StoreOp>(op))
+        outOfBounds |= failed(checkUncheckedAccess(store));
+    });
+    if (outOfBounds)
+      return signalPassFailure();
     RangeProver prover;
     getOperation().walk([&](Operation *op) {
       if (auto load = dyn_cast<LoadOp>(op))

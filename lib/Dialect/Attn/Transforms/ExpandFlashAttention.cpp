@@ -221,6 +221,18 @@ struct ExpandFlashAttentionPass
         return signalPassFailure();
       }
 
+    // 0 means "chosen by the tile config"; a negative option is a mistake
+    // (block-m=-1 used to mean the default, silently).
+    for (auto [name, value] : {std::pair<const char *, int64_t>{"block-m", blockM},
+                               {"block-n", blockN},
+                               {"num-warps", numWarps}})
+      if (value < 0) {
+        op.emitOpError() << "attn-expand-flash-attention option " << name
+                         << "=" << value
+                         << " must be positive (or 0: chosen by the tile "
+                            "config)";
+        return signalPassFailure();
+      }
     TileConfig config = chooseTileConfig("cpu", op.getHeadDim(),
                                          op.getHeadDimV());
     if (blockM > 0)

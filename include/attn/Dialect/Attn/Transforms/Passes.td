@@ -39,7 +39,8 @@ def AttnExpandFlashAttention
 
 def AttnBoundaryCheck : Pass<"attn-boundary-check", "::mlir::func::FuncOp"> {
   let summary = "Elide provably unneeded boundary checks and key masks; "
-                "diagnose padded keys reaching the softmax unmasked";
+                "diagnose accesses that leave the tensor and padded keys "
+                "reaching the softmax unmasked";
   let description = [{
     A `boundary_check` dimension of a load or store is dropped, and an
     `attn.mask_kv_bound` removed, when the tile provably lies in range: its
@@ -48,6 +49,11 @@ def AttnBoundaryCheck : Pass<"attn-boundary-check", "::mlir::func::FuncOp"> {
     query-length dimension, or a loop from 0 stepping by the block up to the
     dimension's size), and the size is a multiple of the block (static, or
     promised by the argument's `attn.divisibility`).
+
+    A load or store without a boundary check along a block dimension whose
+    tiles walk a whole tensor dimension in those same two ways, when the
+    size is not a multiple of the block (nor promised to be), is an error
+    at the access: the last tile reads or writes past the end of the tensor.
 
     Scores of keys loaded with a boundary check that reach
     `attn.online_softmax` without `attn.mask_kv_bound` get a warning: the
