@@ -39,8 +39,12 @@ config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_examples", os.path.join(config.attn_src_root, "examples")))
 # The build tree (only with the site config): tests of the build itself
-# REQUIRE build-tree.
+# REQUIRE build-tree. Its version is CMake's project VERSION.
 if not portable:
+    config.substitutions.append(("%attn_version_major",
+                                 config.attn_version.split(".")[0]))
+    config.substitutions.append(("%attn_version", config.attn_version))
+    config.substitutions.append(("%attn_lib_dir", config.attn_lib_dir))
     config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
     config.available_features.add("build-tree")
 

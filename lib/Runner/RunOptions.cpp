@@ -331,11 +331,17 @@ bool attn::parseRunOptions(int argc, char **argv, RunOptions &out,
   out = RunOptions();
   error.clear();
 
-  // --help wins over everything else, including errors.
+  // --help, then --version, win over everything else, including errors.
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 ||
         std::strcmp(argv[i], "-h") == 0) {
       out.help = true;
+      return true;
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--version") == 0) {
+      out.version = true;
       return true;
     }
   }
@@ -482,7 +488,7 @@ std::string attn::runUsage() {
       "[--seed N]\n"
       "                [--check] [--bench] [--bench-iters N] [--lse] "
       "[--emit-ptx FILE]\n"
-      "                [--misalign-inputs]\n"
+      "                [--misalign-inputs] [--version]\n"
       "\n"
       "Runs one attention on standard normal inputs drawn from --seed, "
       "optionally\n"
@@ -510,6 +516,7 @@ std::string attn::runUsage() {
     addLine(left, flag.help);
   }
   addLine("-h, --help", "print this help and exit");
+  addLine("--version", "print the version and exit");
   usage +=
       "\n"
       "--causal top_left lets query i see keys 0..i, bottom_right keys\n"

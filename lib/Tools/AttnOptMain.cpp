@@ -9,9 +9,11 @@
 #include "attn/Tools/AttnOptMain.h"
 #include "attn/InitAttn.h"
 #include "attn/Tools/InputGuard.h"
+#include "attn/Version.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,6 +35,8 @@ int mlir::attn::attnOptMain(int argc, char **argv) {
       return 1;
     }
   }
+  llvm::cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "attn-opt: " ATTN_VERSION_TEXT "\n"; });
   DialectRegistry registry;
   registerAttnDialects(registry);
   registerAttnPasses();

@@ -19,6 +19,7 @@
 #include "attn/Reference/Reference.h"
 #include "attn/Runtime/CudaDriver.h"
 #include "attn/Tools/InputGuard.h"
+#include "attn/Version.h"
 #include "attn/Runner/HostTensor.h"
 #include "attn/Runner/RunOptions.h"
 
@@ -294,6 +295,10 @@ int mlir::attn::attnRunMain(int argc, char **argv) {
   }
   if (opts.help) {
     llvm::outs() << ::attn::runUsage();
+    return kOk;
+  }
+  if (opts.version) {
+    llvm::outs() << "attn-run: " ATTN_VERSION_TEXT "\n";
     return kOk;
   }
   bool onGpu = opts.target == "gpu";

@@ -172,6 +172,17 @@ TEST(RunOptions, Help) {
   EXPECT_EQ(usage.back(), '\n');
 }
 
+TEST(RunOptions, Version) {
+  Parsed p = parse({"--dtype", "f8", "--version"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_TRUE(p.options.version);
+  EXPECT_FALSE(p.options.help);
+  p = parse({"--version", "--help"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_TRUE(p.options.help);
+  EXPECT_NE(runUsage().find("--version"), std::string::npos);
+}
+
 TEST(RunOptions, UnknownValues) {
   expectError(base({"--dtype=f8"}), "--dtype given more than once");
   std::vector<std::string> args = base();

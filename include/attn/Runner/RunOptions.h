@@ -72,6 +72,9 @@ struct RunOptions {
   /// --help / -h was given: print runUsage() and exit 0. When set, the other
   /// fields are not validated.
   bool help = false;
+  /// --version was given (and no --help): print the version and exit 0;
+  /// the other fields are not validated.
+  bool version = false;
 
   /// The scale to use: `scale` if given, else 1/sqrt(headDim).
   double effectiveScale() const;
@@ -89,7 +92,7 @@ constexpr int64_t kMaxTensorElements = int64_t(1) << 34;
 /// sets `error` to one line naming the flag, the bad value and what is
 /// allowed (no trailing newline, no program-name prefix). If --help or -h
 /// appears anywhere, returns true with `out.help` set and nothing else
-/// validated.
+/// validated; else the same for --version and `out.version`.
 bool parseRunOptions(int argc, char **argv, RunOptions &out,
                      std::string &error);
 
