@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CachePrune.h"
 #include "DiskCache.h"
 #include "Schedule.h"
 #include "TargetKernels.h"
@@ -147,6 +148,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   std::string key = diskKey(spec, target, schedule);
   CachedCode code;
   if (readCacheEntry(directory, key, code)) {
+    touchCacheEntry(directory, key);
     result.kernel = makeKernel(spec, target, std::move(code), result.error);
     if (result.kernel) {
       cache().diskHits++;
@@ -161,7 +163,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   code = CachedCode();
   if (!compile(spec, target, schedule, code, result.error))
     return result;
-  writeCacheEntry(directory, key, code);
+  storeCacheEntry(directory, key, code);
   result.kernel = makeKernel(spec, target, std::move(code), result.error);
   return result;
 }
