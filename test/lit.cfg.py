@@ -59,6 +59,12 @@ llvm_config.add_tool_substitutions(
     [ToolSubst("attn-opt", unresolved="ignore" if portable else "warn"), "attn-run"],
     tool_dirs)
 
+# attn-run keeps compiled kernels in the disk cache: the caller's
+# ATTN_CACHE_DIR (scripts/test: an emptied one of its own), else one in the
+# build tree, never the user's (HOME is passed on above).
+config.environment["ATTN_CACHE_DIR"] = os.environ.get("ATTN_CACHE_DIR") or \
+    os.path.join(config.attn_obj_root, "lit-kernel-cache")
+
 # Tests check with variable scoping on, as Triton does.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
