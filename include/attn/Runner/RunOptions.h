@@ -24,10 +24,15 @@ namespace attn {
 struct RunOptions {
   /// Tile kernel to compile and run; empty means the generated kernel.
   std::string kernelFile;
-  /// "cpu" or "gpu"; "cpu" when --target is absent.
+  /// "cpu" or "cuda" ("gpu" and "cuda:<chip>" are read as "cuda"); "cpu"
+  /// when --target is absent.
   std::string target = "cpu";
-  /// A chip resolveGpuChip accepts; empty means the default chip (sm_90a).
+  /// A chip resolveGpuChip accepts, from --chip or --target cuda:<chip>;
+  /// empty means the default chip (sm_90a).
   std::string chip;
+  /// The chip of --target cuda:<chip> (empty otherwise); parseRunOptions
+  /// checks it against --chip and copies it to `chip`.
+  std::string targetChip;
 
   int64_t batch = 0;
   int64_t heads = 0;
