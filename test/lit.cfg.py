@@ -33,10 +33,20 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_examples", os.path.join(config.attn_src_root, "examples")))
+# The build tree (only with the site config): tests of the build itself
+# REQUIRE build-tree. Its version is CMake's project VERSION.
+if not portable:
+    config.substitutions.append(("%attn_version_major",
+                                 config.attn_version.split(".")[0]))
+    config.substitutions.append(("%attn_version", config.attn_version))
+    config.substitutions.append(("%attn_lib_dir", config.attn_lib_dir))
+    config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+    config.available_features.add("build-tree")
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -48,6 +58,12 @@ tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     [ToolSubst("attn-opt", unresolved="ignore" if portable else "warn"), "attn-run"],
     tool_dirs)
+
+# attn-run keeps compiled kernels in the disk cache: the caller's
+# ATTN_CACHE_DIR (scripts/test: an emptied one of its own), else one in the
+# build tree, never the user's (HOME is passed on above).
+config.environment["ATTN_CACHE_DIR"] = os.environ.get("ATTN_CACHE_DIR") or \
+    os.path.join(config.attn_obj_root, "lit-kernel-cache")
 
 # Tests check with variable scoping on, as Triton does.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"

@@ -2,8 +2,7 @@
 
 #include "attn-c/attn.h"
 #include "attn/JIT/Attention.h"
-
-#include "llvm/Config/llvm-config.h"
+#include "attn/Version.h"
 
 #include <cstdio>
 #include <cstring>
@@ -52,7 +51,7 @@ extern "C" {
 const char *attn_last_error(void) { return lastError.c_str(); }
 
 const char *attn_version(void) {
-  return "attn-mlir 0.1.0 (LLVM " LLVM_VERSION_STRING ")";
+  return ATTN_VERSION_TEXT;
 }
 
 attn_status attn_kernel_get(const attn_spec *spec, const char *target,

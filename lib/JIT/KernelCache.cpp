@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CachePrune.h"
 #include "DiskCache.h"
 #include "Schedule.h"
 #include "TargetKernels.h"
@@ -43,6 +44,8 @@ struct Cache {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_future<Compiled>> kernels;
   std::unordered_map<std::string, std::shared_ptr<const Kernel>> tuned;
+  /// Code obtained through getCachedKernelCode (attn-run), by key.
+  std::unordered_map<std::string, CachedCode> code;
   std::atomic<uint64_t> memoryHits{0}, diskHits{0}, compilations{0};
 };
 
@@ -82,12 +85,17 @@ std::string memoryKey(const AttentionSpec &spec, const Target &target,
   return key;
 }
 
-std::string diskKey(const AttentionSpec &spec, const Target &target,
-                    const Schedule &schedule) {
-  std::string key = memoryKey(spec, target, schedule);
+/// The disk cache's key of code kept in memory under `key`: object code is
+/// for this host's CPU, and any code for this compiler build.
+std::string diskKeyOf(std::string key, const Target &target) {
   if (target.kind == Target::Kind::Cpu)
     key += " host=" + mlir::attn::hostCpuDescription();
   return key + " compiler=" + compilerIdentity();
+}
+
+std::string diskKey(const AttentionSpec &spec, const Target &target,
+                    const Schedule &schedule) {
+  return diskKeyOf(memoryKey(spec, target, schedule), target);
 }
 
 /// Compiles `spec` for `target` in a fresh context: the kernel's name, its
@@ -147,6 +155,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   std::string key = diskKey(spec, target, schedule);
   CachedCode code;
   if (readCacheEntry(directory, key, code)) {
+    touchCacheEntry(directory, key);
     result.kernel = makeKernel(spec, target, std::move(code), result.error);
     if (result.kernel) {
       cache().diskHits++;
@@ -161,7 +170,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   code = CachedCode();
   if (!compile(spec, target, schedule, code, result.error))
     return result;
-  writeCacheEntry(directory, key, code);
+  storeCacheEntry(directory, key, code);
   result.kernel = makeKernel(spec, target, std::move(code), result.error);
   return result;
 }
@@ -245,6 +254,59 @@ std::shared_ptr<const Kernel> attn::getKernel(const AttentionSpec &spec,
   return it->second;
 }
 
+std::string mlir::attn::generatedKernelCacheKey(const AttentionSpec &spec,
+                                                const Target &target) {
+  return memoryKey(spec, target, Schedule());
+}
+
+bool mlir::attn::getCachedKernelCode(
+    const std::string &key, const Target &target,
+    llvm::function_ref<bool(CachedKernelCode &, std::string &)> compile,
+    CachedKernelCode &result, KernelOrigin &origin, std::string &error) {
+  Cache &c = cache();
+  auto give = [&](const CachedCode &code) {
+    result.kernelName = code.kernelName;
+    result.blockM = code.blockM;
+    result.numWarps = code.numWarps;
+    result.sharedBytes = code.sharedBytes;
+    result.payload = code.payload;
+  };
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.code.find(key);
+    if (it != c.code.end()) {
+      c.memoryHits++;
+      origin = KernelOrigin::MemoryCache;
+      give(it->second);
+      return true;
+    }
+  }
+  std::string directory = diskCacheDirectory();
+  std::string disk = diskKeyOf(key, target);
+  CachedCode code;
+  if (readCacheEntry(directory, disk, code)) {
+    touchCacheEntry(directory, disk);
+    c.diskHits++;
+    origin = KernelOrigin::DiskCache;
+  } else {
+    c.compilations++;
+    origin = KernelOrigin::Compiled;
+    CachedKernelCode compiled;
+    if (!compile(compiled, error))
+      return false;
+    code.kernelName = std::move(compiled.kernelName);
+    code.blockM = compiled.blockM;
+    code.numWarps = compiled.numWarps;
+    code.sharedBytes = compiled.sharedBytes;
+    code.payload = std::move(compiled.payload);
+    storeCacheEntry(directory, disk, code);
+  }
+  give(code);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.code.emplace(key, std::move(code));
+  return true;
+}
+
 CacheStats attn::cacheStats() {
   Cache &c = cache();
   CacheStats stats;
@@ -259,6 +321,7 @@ void attn::clearMemoryCache() {
   std::lock_guard<std::mutex> lock(c.mutex);
   c.kernels.clear();
   c.tuned.clear();
+  c.code.clear();
   c.memoryHits = c.diskHits = c.compilations = 0;
 }
 

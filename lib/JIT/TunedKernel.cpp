@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CachePrune.h"
 #include "DiskCache.h"
 #include "Schedule.h"
 #include "attn/JIT/KernelCompiler.h"
@@ -175,6 +176,7 @@ TunedKernel::decide(const std::string &bucket, const LaunchArgs &args,
   std::string directory = diskCacheDirectory();
   CachedCode entry;
   if (readCacheEntry(directory, key, entry)) {
+    touchCacheEntry(directory, key);
     for (const Schedule &s : candidates) {
       if (s.name != entry.payload)
         continue;
@@ -211,7 +213,7 @@ TunedKernel::decide(const std::string &bucket, const LaunchArgs &args,
   entry.blockM = best->blockM();
   entry.numWarps = 1;
   entry.payload = bestName;
-  writeCacheEntry(directory, key, entry);
+  storeCacheEntry(directory, key, entry);
   return decided = best;
 }
 

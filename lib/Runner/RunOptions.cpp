@@ -29,6 +29,7 @@ enum class FlagKind {
   Scale,    ///< Finite floating-point number.
   Iters,    ///< Integer in [1, kMaxBenchIters].
   Choice,   ///< One of a fixed list of words.
+  Target,   ///< cpu, cuda, cuda:<chip>, or gpu (an alias of cuda).
   Chip,     ///< A chip the GPU lowering serves (resolveGpuChip).
   File,     ///< Non-empty path.
 };
@@ -45,17 +46,16 @@ struct FlagInfo {
   const char *help;
 };
 
-const char *const kTargets[] = {"cpu", "gpu", nullptr};
 const char *const kDTypes[] = {"f16", "bf16", "f32", nullptr};
 const char *const kLayouts[] = {"bhsd", "bshd", nullptr};
 const char *const kCausals[] = {"top_left", "bottom_right", "none", nullptr};
 
 /// All flags, in the order the usage text lists them.
 const FlagInfo kFlags[] = {
-    {"--target", FlagKind::Choice, kTargets, "cpu|gpu",
-     "where to run (default cpu)"},
+    {"--target", FlagKind::Target, nullptr, "cpu|cuda|cuda:CHIP",
+     "where to run (default cpu; gpu = cuda)"},
     {"--chip", FlagKind::Chip, nullptr, "CHIP",
-     "GPU to compile for (default sm_90a; chips below)"},
+     "= cuda:CHIP (default sm_90a; chips below)"},
     {"--batch", FlagKind::Positive, nullptr, "B", "batch size (required)"},
     {"--heads", FlagKind::Positive, nullptr, "H", "query heads (required)"},
     {"--kv-heads", FlagKind::Positive, nullptr, "HKV",
@@ -295,6 +295,29 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
     return false;
   }
 
+  case FlagKind::Target: {
+    // One vocabulary with the APIs (attn::Target::parse): cpu, cuda,
+    // cuda:<chip>; gpu is kept as an alias of cuda.
+    if (text == "cpu" || text == "cuda" || text == "gpu") {
+      out.target = text == "cpu" ? "cpu" : "cuda";
+      return true;
+    }
+    if (text.compare(0, 5, "cuda:") == 0) {
+      std::string chip = text.substr(5), chipError;
+      if (!mlir::attn::resolveGpuChip(chip, /*features=*/"", chipError)) {
+        error = name + ": " + chipError;
+        return false;
+      }
+      out.target = "cuda";
+      out.targetChip = chip;
+      return true;
+    }
+    error = name + ": unknown value '" + text +
+            "' (expected cpu, cuda, cuda:<chip> such as cuda:sm_90a, or gpu, "
+            "an alias of cuda)";
+    return false;
+  }
+
   case FlagKind::Chip: {
     std::string chipError;
     if (!mlir::attn::resolveGpuChip(text, /*features=*/"", chipError)) {
@@ -331,11 +354,17 @@ bool attn::parseRunOptions(int argc, char **argv, RunOptions &out,
   out = RunOptions();
   error.clear();
 
-  // --help wins over everything else, including errors.
+  // --help, then --version, win over everything else, including errors.
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 ||
         std::strcmp(argv[i], "-h") == 0) {
       out.help = true;
+      return true;
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--version") == 0) {
+      out.version = true;
       return true;
     }
   }
@@ -414,8 +443,19 @@ bool attn::parseRunOptions(int argc, char **argv, RunOptions &out,
   if (!seen.count("--head-dim-v"))
     out.headDimV = out.headDim;
 
-  if (out.misalignInputs && out.target != "gpu") {
-    error = "--misalign-inputs needs --target gpu";
+  // --target cuda:CHIP and --chip CHIP say the same thing; both may be
+  // given only when they agree.
+  if (!out.targetChip.empty()) {
+    if (!out.chip.empty() && out.chip != out.targetChip) {
+      error = "--chip " + out.chip + " contradicts --target cuda:" +
+              out.targetChip + " (give the chip once)";
+      return false;
+    }
+    out.chip = out.targetChip;
+  }
+
+  if (out.misalignInputs && out.target != "cuda") {
+    error = "--misalign-inputs needs --target cuda";
     return false;
   }
 
@@ -474,7 +514,7 @@ static std::string wrapped(const std::string &text, size_t indent) {
 
 std::string attn::runUsage() {
   std::string usage =
-      "usage: attn-run [KERNEL.mlir] --target cpu|gpu [--chip CHIP]\n"
+      "usage: attn-run [KERNEL.mlir] --target cpu|cuda|cuda:CHIP\n"
       "                --batch B --heads H [--kv-heads HKV] --seqlen-q SQ\n"
       "                --seqlen-kv SKV --head-dim D [--head-dim-v DV]\n"
       "                --dtype f16|bf16|f32 --layout bhsd|bshd\n"
@@ -482,7 +522,7 @@ std::string attn::runUsage() {
       "[--seed N]\n"
       "                [--check] [--bench] [--bench-iters N] [--lse] "
       "[--emit-ptx FILE]\n"
-      "                [--misalign-inputs]\n"
+      "                [--misalign-inputs] [--chip CHIP] [--version]\n"
       "\n"
       "Runs one attention on standard normal inputs drawn from --seed, "
       "optionally\n"
@@ -510,6 +550,7 @@ std::string attn::runUsage() {
     addLine(left, flag.help);
   }
   addLine("-h, --help", "print this help and exit");
+  addLine("--version", "print the version and exit");
   usage +=
       "\n"
       "--causal top_left lets query i see keys 0..i, bottom_right keys\n"
@@ -520,7 +561,17 @@ std::string attn::runUsage() {
       "--chip takes one of: " +
       wrapped(mlir::attn::supportedGpuChips() + ".", 21) +
       "\n"
-      "environment (GPU tuning runs, bench/variants.sh):\n";
+      "environment:\n";
+  addLine("ATTN_CACHE_DIR=DIR|off",
+          "disk cache of compiled kernels, shared with");
+  addLine("", "the APIs (default $XDG_CACHE_HOME/attn-mlir,");
+  addLine("", "else ~/.cache/attn-mlir; off: none)");
+  addLine("ATTN_CACHE_MAX_BYTES=N",
+          "size cap of that cache: least recently used");
+  addLine("", "entries go first (default 1073741824, 1 GiB)");
+  usage += "  (ATTN_AUTOTUNE is the APIs' alone: attn-run compiles the default\n"
+           "  schedule, or the one the ATTN_GPU_* variables below describe.)\n"
+           "GPU tuning runs (bench/variants.sh):\n";
   addLine("ATTN_GPU_TILE=BM,BN,WARPS", "the GPU tile config");
   addLine("ATTN_GPU_MIN_BLOCKS_PER_SM=N", "ask ptxas for N CTAs per SM");
   addLine("ATTN_GPU_KNOBS=NAME=VALUE,...",

@@ -9,10 +9,12 @@
 #include "attn/Tools/AttnOptMain.h"
 #include "attn/InitAttn.h"
 #include "attn/Tools/InputGuard.h"
+#include "attn/Version.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -21,6 +23,8 @@
 #include <string>
 
 int mlir::attn::attnOptMain(int argc, char **argv) {
+  llvm::cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "attn-opt: " ATTN_VERSION_TEXT "\n"; });
   DialectRegistry registry;
   registerAttnDialects(registry);
   registerAttnPasses();

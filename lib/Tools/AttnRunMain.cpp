@@ -19,6 +19,7 @@
 #include "attn/Reference/Reference.h"
 #include "attn/Runtime/CudaDriver.h"
 #include "attn/Tools/InputGuard.h"
+#include "attn/Version.h"
 #include "attn/Runner/HostTensor.h"
 #include "attn/Runner/RunOptions.h"
 
@@ -32,8 +33,10 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -381,6 +384,42 @@ static LogicalResult compileRunTileProgram(ModuleOp module,
       target.rfind("gpu", 0) == 0 ? knobs.tiles : std::nullopt);
 }
 
+/// The tuning variables' settings ("" when none is set): part of the GPU
+/// code's cache key, since they change the code.
+static std::string gpuKnobsText() {
+  std::string text;
+  for (const char *name :
+       {"ATTN_GPU_TILE", "ATTN_GPU_MIN_BLOCKS_PER_SM", "ATTN_GPU_KNOBS"})
+    if (const char *value = std::getenv(name))
+      text += std::string(text.empty() ? "" : ";") + name + "=" + value;
+  return text;
+}
+
+/// The cache key of the code compiled from `tileProgram` for `target`
+/// (getCachedKernelCode; the compiler build and the host are added there).
+/// The generated kernel's is getKernel's, so that attn-run and the APIs
+/// share their compilations; a kernel file's names its tile program (the
+/// file as compiled for this run's head dims, element type and tiles).
+static std::string codeKey(ModuleOp tileProgram, const ::attn::Target &target,
+                           const RunOptions &opts,
+                           const std::string &knobsText) {
+  std::string key;
+  if (opts.kernelFile.empty()) {
+    key = generatedKernelCacheKey(specOf(opts), target);
+  } else {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    tileProgram.print(os);
+    key = "attn-run kernel-file sha256=" +
+          llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)),
+                      /*LowerCase=*/true) +
+          " target=" + target.str();
+  }
+  if (!knobsText.empty())
+    key += " attn-run-knobs=" + knobsText;
+  return key;
+}
+
 /// Host-side copies of a run's tensors plus, on the GPU, device copies.
 struct RunTensors {
   HostTensor q, k, v, o, lse;
@@ -426,7 +465,11 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     llvm::outs() << ::attn::runUsage();
     return kOk;
   }
-  bool onGpu = opts.target == "gpu";
+  if (opts.version) {
+    llvm::outs() << "attn-run: " ATTN_VERSION_TEXT "\n";
+    return kOk;
+  }
+  bool onGpu = opts.target == "cuda";
 
   DialectRegistry registry;
   registerAttnDialects(registry);
@@ -498,11 +541,29 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       return fail("the kernel does not follow the attn kernel ABI");
     GpuTarget target = knobs.target;
     target.chip = opts.effectiveChip();
-    FailureOr<std::string> text = compileToPtx(*gpuModule, target);
-    if (failed(text))
-      return fail("lowering to the GPU (" + target.chip + ") failed");
-    ptx = *text;
-    gpuSig->sharedBytes = dynamicSharedBytes(*gpuModule, gpuSig->name);
+    ::attn::Target cuda;
+    cuda.kind = ::attn::Target::Kind::Cuda;
+    cuda.chip = target.chip;
+    CachedKernelCode code;
+    ::attn::KernelOrigin origin;
+    auto lower = [&](CachedKernelCode &out, std::string &err) {
+      FailureOr<std::string> text = compileToPtx(*gpuModule, target);
+      if (failed(text)) {
+        err = "lowering to the GPU (" + target.chip + ") failed";
+        return false;
+      }
+      out.kernelName = gpuSig->name;
+      out.blockM = gpuSig->blockM;
+      out.numWarps = gpuSig->numWarps;
+      out.sharedBytes = dynamicSharedBytes(*gpuModule, gpuSig->name);
+      out.payload = std::move(*text);
+      return true;
+    };
+    if (!getCachedKernelCode(codeKey(*gpuModule, cuda, opts, gpuKnobsText()),
+                             cuda, lower, code, origin, error))
+      return fail(error);
+    ptx = std::move(code.payload);
+    gpuSig->sharedBytes = code.sharedBytes;
     if (!opts.emitPtx.empty()) {
       std::error_code ec;
       llvm::raw_fd_ostream file(opts.emitPtx, ec);
@@ -624,10 +685,24 @@ int mlir::attn::attnRunMain(int argc, char **argv,
   void *function = nullptr;
 
   if (!onGpu) {
-    std::string object;
-    if (failed(compileToHostObject(*cpuModule, object)))
-      return fail("lowering to the CPU failed");
-    exe = CpuExecutable::load(object, sig.name, sig.find(Kind::Lse) >= 0,
+    ::attn::Target cpu;
+    CachedKernelCode code;
+    ::attn::KernelOrigin origin;
+    auto lower = [&](CachedKernelCode &out, std::string &err) {
+      if (failed(compileToHostObject(*cpuModule, out.payload))) {
+        err = "lowering to the CPU failed";
+        return false;
+      }
+      out.kernelName = sig.name;
+      out.blockM = sig.blockM;
+      out.numWarps = sig.numWarps;
+      return true;
+    };
+    if (!getCachedKernelCode(codeKey(*cpuModule, cpu, opts, ""), cpu, lower,
+                             code, origin, error))
+      return fail(error);
+    exe = CpuExecutable::load(code.payload, sig.name,
+                              sig.find(Kind::Lse) >= 0,
                               sig.find(Kind::Scale) >= 0, error);
     if (!exe)
       return fail("JIT compilation failed: " + error);
@@ -645,8 +720,16 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     };
   } else {
     driver = CudaDriver::get(error);
-    if (!driver)
+    if (!driver) {
+      // --emit-ptx alone asked for the PTX, which is written: running it
+      // is for where a GPU is. --check and --bench need the run.
+      if (!opts.emitPtx.empty() && !opts.check && !opts.bench) {
+        llvm::errs() << "attn-run: note: PTX written to " << opts.emitPtx
+                     << ", not run: " << error << "\n";
+        return kOk;
+      }
       return fail(error);
+    }
     if (n1 > 65535)
       return fail("batch * heads = " + std::to_string(n1) +
                   " exceeds the grid's y limit of 65535");

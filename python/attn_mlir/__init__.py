@@ -19,14 +19,19 @@ import threading
 from . import _capi
 
 __all__ = ["flash_attention", "cache_stats", "clear_memory_cache",
-           "library_path", "version"]
+           "library_path", "version", "__version__"]
 
 library_path = _capi.library_path
 
 
 def version():
-    """The library's version string."""
+    """The library's version string ("attn-mlir 0.1.0 (LLVM 22.1.8)")."""
     return _capi.lib.attn_version().decode()
+
+
+# The project's version (CMake's project VERSION, through the C API), e.g.
+# "0.1.0": the package has no version of its own.
+__version__ = version().split()[1]
 
 
 def cache_stats():

@@ -2,6 +2,7 @@
 // block rows, the warps and the dynamic shared memory (kernels whose tiles
 // exceed 48 KiB fail to launch, or read garbage, without it).
 
+#include "../../lib/JIT/CachePrune.h"
 #include "../../lib/JIT/DiskCache.h"
 #include "attn/JIT/Attention.h"
 
@@ -9,11 +10,14 @@
 
 #include <csignal>
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace attn;
@@ -235,6 +239,126 @@ TEST(DiskCache, WideTilesUseDynamicSharedMemory) {
   kernel = getKernel(spec, *target, error);
   ASSERT_TRUE(kernel) << error;
   EXPECT_EQ(kernel->dynamicSharedBytes(), 32768);
+}
+
+/// The names of the *.kernel files in `dir`.
+std::set<std::string> entryFiles(const std::string &dir) {
+  std::set<std::string> names;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 7 && name.compare(name.size() - 7, 7, ".kernel") == 0)
+        names.insert(name);
+    }
+    closedir(d);
+  }
+  return names;
+}
+
+/// Writes the entry of `key` and returns its file's path (the one new
+/// *.kernel file), its modification time set `age` seconds in the past.
+std::string writeAged(const std::string &dir, const std::string &key,
+                      const CachedCode &code, int age) {
+  std::set<std::string> before = entryFiles(dir);
+  EXPECT_TRUE(writeCacheEntry(dir, key, code));
+  std::string path;
+  for (const std::string &name : entryFiles(dir))
+    if (!before.count(name))
+      path = dir + "/" + name;
+  EXPECT_FALSE(path.empty());
+  struct timespec times[2];
+  clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= age;
+  times[1] = times[0];
+  EXPECT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  return path;
+}
+
+uint64_t fileSize(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+}
+
+// ATTN_CACHE_MAX_BYTES caps the disk cache: after a store, the least
+// recently used entries (a hit counts as a use) go until the rest fit.
+TEST(DiskCache, SizeCapRemovesLeastRecentlyUsed) {
+  std::string dir = makeTempDir();
+  ASSERT_FALSE(dir.empty());
+  CachedCode code;
+  code.kernelName = "attention";
+  code.blockM = 64;
+  code.numWarps = 4;
+  code.payload = std::string(1000, 'x');
+  // a is the oldest store, b the next; then a is read, which makes b the
+  // least recently used.
+  std::string a = writeAged(dir, "key-a", code, 300);
+  std::string b = writeAged(dir, "key-b", code, 200);
+  CachedCode back;
+  ASSERT_TRUE(readCacheEntry(dir, "key-a", back));
+  touchCacheEntry(dir, "key-a");
+  // A file that is no entry neither counts nor goes.
+  std::ofstream(dir + "/notes.txt") << std::string(5000, 'n');
+
+  // Room for two entries of this size, not three: storing c removes b.
+  uint64_t entry = fileSize(a);
+  ASSERT_GT(entry, 1000u);
+  ASSERT_EQ(fileSize(b), entry);
+  setenv("ATTN_CACHE_MAX_BYTES", std::to_string(2 * entry + entry / 2).c_str(),
+         1);
+  EXPECT_EQ(diskCacheMaxBytes(), 2 * entry + entry / 2);
+  ASSERT_TRUE(storeCacheEntry(dir, "key-c", code));
+  EXPECT_TRUE(readCacheEntry(dir, "key-a", back));
+  EXPECT_FALSE(readCacheEntry(dir, "key-b", back));
+  EXPECT_TRUE(readCacheEntry(dir, "key-c", back));
+  EXPECT_EQ(entryFiles(dir).size(), 2u);
+  EXPECT_EQ(fileSize(dir + "/notes.txt"), 5000u);
+
+  // Under the cap nothing goes; a cap of 0 empties the cache.
+  EXPECT_EQ(pruneDiskCache(dir, 2 * entry), 0u);
+  EXPECT_EQ(pruneDiskCache(dir, 0), 2u);
+  EXPECT_TRUE(entryFiles(dir).empty());
+
+  // The default (1 GiB), also for a value that is not a byte count.
+  unsetenv("ATTN_CACHE_MAX_BYTES");
+  EXPECT_EQ(diskCacheMaxBytes(), uint64_t(1) << 30);
+  setenv("ATTN_CACHE_MAX_BYTES", "1G", 1);
+  EXPECT_EQ(diskCacheMaxBytes(), uint64_t(1) << 30);
+  unsetenv("ATTN_CACHE_MAX_BYTES");
+
+  unlink((dir + "/notes.txt").c_str());
+  rmdir(dir.c_str());
+}
+
+// The API's stores are capped too: with room for one entry, the second
+// kernel compiled replaces the first on disk.
+TEST(DiskCache, GetKernelStoresUnderTheCap) {
+  std::string dir = makeTempDir();
+  ASSERT_FALSE(dir.empty());
+  const char *saved = getenv("ATTN_CACHE_DIR");
+  std::string savedDir = saved ? saved : "";
+  setenv("ATTN_CACHE_DIR", dir.c_str(), 1);
+  setenv("ATTN_CACHE_MAX_BYTES", "1", 1);
+  clearMemoryCache();
+  std::string error;
+  auto target = Target::parse("cpu", error);
+  ASSERT_TRUE(target) << error;
+  AttentionSpec spec;
+  spec.headDim = 16;
+  EXPECT_TRUE(getKernel(spec, *target, error)) << error;
+  // One byte fits nothing: the entry just stored goes too.
+  EXPECT_TRUE(entryFiles(dir).empty());
+  unsetenv("ATTN_CACHE_MAX_BYTES");
+  spec.headDim = 24;
+  EXPECT_TRUE(getKernel(spec, *target, error)) << error;
+  EXPECT_EQ(entryFiles(dir).size(), 1u);
+  clearMemoryCache();
+  if (saved)
+    setenv("ATTN_CACHE_DIR", savedDir.c_str(), 1);
+  else
+    unsetenv("ATTN_CACHE_DIR");
+  for (const std::string &name : entryFiles(dir))
+    unlink((dir + "/" + name).c_str());
+  rmdir(dir.c_str());
 }
 
 } // namespace

@@ -98,7 +98,7 @@ TEST(RunOptions, GoodLine) {
   const RunOptions &o = p.options;
   EXPECT_FALSE(o.help);
   EXPECT_EQ(o.kernelFile, "kernel.mlir");
-  EXPECT_EQ(o.target, "gpu");
+  EXPECT_EQ(o.target, "cuda"); // gpu: the alias of cuda
   EXPECT_EQ(o.chip, "sm_80");
   EXPECT_EQ(o.effectiveChip(), "sm_80");
   EXPECT_EQ(o.batch, 2);
@@ -172,6 +172,51 @@ TEST(RunOptions, Help) {
   EXPECT_EQ(usage.back(), '\n');
 }
 
+TEST(RunOptions, TargetVocabulary) {
+  // The APIs' words (attn::Target::parse), gpu an alias of cuda, and
+  // cuda:CHIP the same as --chip CHIP.
+  struct Case {
+    std::vector<std::string> flags;
+    const char *target, *chip;
+  } cases[] = {
+      {{"--target", "cpu"}, "cpu", "sm_90a"},
+      {{"--target", "cuda"}, "cuda", "sm_90a"},
+      {{"--target", "gpu"}, "cuda", "sm_90a"},
+      {{"--target=cuda:sm_80"}, "cuda", "sm_80"},
+      {{"--target", "cuda", "--chip", "sm_86"}, "cuda", "sm_86"},
+      {{"--target", "gpu", "--chip", "sm_86"}, "cuda", "sm_86"},
+      {{"--chip", "sm_89", "--target", "cuda:sm_89"}, "cuda", "sm_89"},
+  };
+  for (const Case &c : cases) {
+    Parsed p = parse(base(c.flags));
+    ASSERT_TRUE(p.ok) << p.error;
+    EXPECT_EQ(p.options.target, c.target) << c.flags[0];
+    EXPECT_EQ(p.options.effectiveChip(), c.chip) << c.flags[0];
+  }
+  expectError(base({"--target", "cuda:sm_90a", "--chip", "sm_80"}),
+              "--chip sm_80 contradicts --target cuda:sm_90a (give the chip "
+              "once)");
+  expectError(base({"--target", "cuda:volta"}),
+              "--target: unknown CUDA chip 'volta' (supported: " +
+                  mlir::attn::supportedGpuChips() + ")");
+  expectError(base({"--target", "gpu:sm_80"}),
+              "--target: unknown value 'gpu:sm_80' (expected cpu, cuda, "
+              "cuda:<chip> such as cuda:sm_90a, or gpu, an alias of cuda)");
+  expectError(base({"--target", "cpu", "--misalign-inputs"}),
+              "--misalign-inputs needs --target cuda");
+}
+
+TEST(RunOptions, Version) {
+  Parsed p = parse({"--dtype", "f8", "--version"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_TRUE(p.options.version);
+  EXPECT_FALSE(p.options.help);
+  p = parse({"--version", "--help"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_TRUE(p.options.help);
+  EXPECT_NE(runUsage().find("--version"), std::string::npos);
+}
+
 TEST(RunOptions, UnknownValues) {
   expectError(base({"--dtype=f8"}), "--dtype given more than once");
   std::vector<std::string> args = base();
@@ -181,7 +226,8 @@ TEST(RunOptions, UnknownValues) {
   args[13] = "sbhd"; // --layout's value.
   expectError(args, "--layout: unknown value 'sbhd' (expected bhsd or bshd)");
   expectError(base({"--target", "tpu"}),
-              "--target: unknown value 'tpu' (expected cpu or gpu)");
+              "--target: unknown value 'tpu' (expected cpu, cuda, "
+              "cuda:<chip> such as cuda:sm_90a, or gpu, an alias of cuda)");
   expectError(base({"--chip", "sm_75"}),
               "--chip: CUDA chip sm_75 is not supported: the tensor-core "
               "schedule needs sm_80 or newer (cp.async, mma.sync; supported: " +

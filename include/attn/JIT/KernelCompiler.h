@@ -15,6 +15,7 @@
 #include "attn/Schedule/TileConfig.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <optional>
 #include <string>
@@ -52,6 +53,35 @@ LogicalResult compileToHostObject(ModuleOp module, std::string &object);
 /// The host CPU and its features: part of every CPU cache key, since the
 /// object code is compiled for them.
 std::string hostCpuDescription();
+
+/// One kernel's compiled code and launch shape, as the kernel caches keep
+/// it.
+struct CachedKernelCode {
+  std::string kernelName;
+  int64_t blockM = 0;
+  int64_t numWarps = 0;
+  /// Dynamic shared memory per CTA at launch, bytes.
+  int64_t sharedBytes = 0;
+  /// PTX text (CUDA targets) or object code (the CPU).
+  std::string payload;
+};
+
+/// getKernel's cache key (default schedule) of `spec` on `target`: code
+/// stored under it is what getKernel would load, and the other way round.
+std::string generatedKernelCacheKey(const ::attn::AttentionSpec &spec,
+                                    const ::attn::Target &target);
+
+/// Code through getKernel's caches (KernelCache.cpp), for callers that
+/// compile modules of their own (attn-run): kept in the process's memory
+/// under `key`, else read from the disk cache ($ATTN_CACHE_DIR, the key
+/// extended as getKernel's are: the compiler build and, for the CPU, the
+/// host), else made by `compile` and stored in both. `origin` says which;
+/// false with `error` set (by `compile`) when compilation fails. `key` must
+/// name everything the code depends on but the compiler and the host.
+bool getCachedKernelCode(
+    const std::string &key, const ::attn::Target &target,
+    llvm::function_ref<bool(CachedKernelCode &, std::string &)> compile,
+    CachedKernelCode &code, ::attn::KernelOrigin &origin, std::string &error);
 
 } // namespace mlir::attn
 

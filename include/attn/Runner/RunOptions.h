@@ -24,10 +24,15 @@ namespace attn {
 struct RunOptions {
   /// Tile kernel to compile and run; empty means the generated kernel.
   std::string kernelFile;
-  /// "cpu" or "gpu"; "cpu" when --target is absent.
+  /// "cpu" or "cuda" ("gpu" and "cuda:<chip>" are read as "cuda"); "cpu"
+  /// when --target is absent.
   std::string target = "cpu";
-  /// A chip resolveGpuChip accepts; empty means the default chip (sm_90a).
+  /// A chip resolveGpuChip accepts, from --chip or --target cuda:<chip>;
+  /// empty means the default chip (sm_90a).
   std::string chip;
+  /// The chip of --target cuda:<chip> (empty otherwise); parseRunOptions
+  /// checks it against --chip and copies it to `chip`.
+  std::string targetChip;
 
   int64_t batch = 0;
   int64_t heads = 0;
@@ -72,6 +77,9 @@ struct RunOptions {
   /// --help / -h was given: print runUsage() and exit 0. When set, the other
   /// fields are not validated.
   bool help = false;
+  /// --version was given (and no --help): print the version and exit 0;
+  /// the other fields are not validated.
+  bool version = false;
 
   /// The scale to use: `scale` if given, else 1/sqrt(headDim).
   double effectiveScale() const;
@@ -89,7 +97,7 @@ constexpr int64_t kMaxTensorElements = int64_t(1) << 34;
 /// sets `error` to one line naming the flag, the bad value and what is
 /// allowed (no trailing newline, no program-name prefix). If --help or -h
 /// appears anywhere, returns true with `out.help` set and nothing else
-/// validated.
+/// validated; else the same for --version and `out.version`.
 bool parseRunOptions(int argc, char **argv, RunOptions &out,
                      std::string &error);
 

@@ -333,7 +333,7 @@ void WgmmaOp::getEffects(
 LogicalResult WgmmaWaitOp::verify() {
   if (getInflight().empty())
     return emitOpError() << "expects at least one in-flight result";
-  if (getPending() < 0 || getPending() > 7)
+  if (getPending() > 7)
     return emitOpError() << "pending must be from 0 to 7 (wgmma.wait_group), "
                             "got "
                          << getPending();
@@ -458,7 +458,7 @@ ParseResult WarpPartitionOp::parse(OpAsmParser &parser,
                                    OperationState &result) {
   SmallVector<int64_t> warps, registers;
   while (succeeded(parser.parseOptionalLParen())) {
-    int64_t w, r;
+    int64_t w = 0, r = 0;
     if (parser.parseKeyword("warps") || parser.parseEqual() ||
         parser.parseInteger(w) || parser.parseComma() ||
         parser.parseKeyword("registers") || parser.parseEqual() ||
