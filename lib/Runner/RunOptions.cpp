@@ -575,7 +575,7 @@ std::string attn::runUsage() {
   addLine("ATTN_GPU_TILE=BM,BN,WARPS", "the GPU tile config");
   addLine("ATTN_GPU_MIN_BLOCKS_PER_SM=N", "ask ptxas for N CTAs per SM");
   addLine("ATTN_GPU_KNOBS=NAME=VALUE,...",
-          "the GPU schedule's knobs (convert-attn-to-gpu's options of the");
+          "the GPU schedule's knobs (convert-attn-to-attngpu's options of the");
   addLine("", "same names, which attn-opt --help describes):");
   auto addKnob = [&](const char *name, const char *values,
                      const std::string &defaultValue) {

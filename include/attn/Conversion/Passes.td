@@ -62,7 +62,7 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
 }
 
 def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
-  let summary = "Lower attn tile programs to attngpu kernels (FlashAttention-2 on mma.sync)";
+  let summary = "Lower attn tile programs to attngpu kernels (FlashAttention-2 on wgmma or mma.sync)";
   let description = [{
     Expects block pointers lowered away. Each tile kernel becomes a
     `gpu.func` in `gpu.module @attn_kernels` (one CTA per program,

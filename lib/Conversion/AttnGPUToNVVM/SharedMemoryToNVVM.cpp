@@ -281,14 +281,17 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                               const ThreadCoords &thread, Value tileStart,
                               Value rowStride, int64_t rowsPerPass) {
     int64_t rows = type.getShape()[0];
-    int64_t chunksPerRow = type.getShape()[1] / 8;
+    // 16-byte chunks of the element type (wholePassRows' count).
+    int64_t chunkElements =
+        16 / (type.getElementType().getIntOrFloatBitWidth() / 8);
+    int64_t chunksPerRow = type.getShape()[1] / chunkElements;
     Value firstRow = arith::DivUIOp::create(
         b, loc, thread.threadId, indexConstant(b, loc, chunksPerRow));
     Value col = arith::MulIOp::create(
         b, loc,
         arith::RemUIOp::create(b, loc, thread.threadId,
                                indexConstant(b, loc, chunksPerRow)),
-        indexConstant(b, loc, 8));
+        indexConstant(b, loc, chunkElements));
     // The thread's first chunk in a flat view of the source (its rows are
     // contiguous: unit stride along the tile's columns).
     Value start = arith::AddIOp::create(
@@ -302,7 +305,7 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
         b, loc,
         arith::MulIOp::create(b, loc, passElements,
                               indexConstant(b, loc, passes - 1)),
-        indexConstant(b, loc, 8));
+        indexConstant(b, loc, chunkElements));
     Type element = type.getElementType();
     auto flatType = MemRefType::get(
         {ShapedType::kDynamic}, element,
@@ -327,7 +330,7 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     Value at0 = loop.getRegionIterArgs()[0];
     nvgpu::DeviceAsyncCopyOp::create(
         body, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, at,
-        flat, ValueRange{at0}, body.getIndexAttr(8), Value(),
+        flat, ValueRange{at0}, body.getIndexAttr(chunkElements), Value(),
         body.getUnitAttr());
     scf::YieldOp::create(
         body, loc, ValueRange{arith::AddIOp::create(body, loc, at0,

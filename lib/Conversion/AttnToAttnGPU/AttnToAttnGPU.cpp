@@ -656,6 +656,13 @@ struct ConvertAttnToAttnGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // (The knob list's `attngpu` chooses this pass in the pipelines: here
+    // it can only be on.)
+    if (!viaAttnGPU) {
+      module.emitError() << "convert-attn-to-attngpu: attngpu=0 asks for the "
+                            "old emitter: run convert-attn-to-gpu instead";
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> kernels = collectTileKernels(module);
     if (kernels.empty())
       return;

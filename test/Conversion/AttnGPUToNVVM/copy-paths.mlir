@@ -145,3 +145,22 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// f32 tiles of 128-byte rows go in whole passes too, as 4-element (16-byte)
+// chunks (review of bbf99d2: the lowering assumed 16-bit elements).
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @f32_whole_passes
+    // CHECK: scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c16
+    // CHECK-NEXT: nvgpu.device_async_copy %{{.*}}, 4 {bypassL1}
+    gpu.func @f32_whole_passes(%g: memref<?x32xf32, strided<[?, 1], offset: ?>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x32xf32>
+      %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %b[%c0] : memref<?x32xf32, strided<[?, 1], offset: ?>>, !attngpu.shared<64x32xf32>
+      attngpu.async_wait %t
+      gpu.return
+    }
+  }
+}

@@ -160,3 +160,31 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// softmax_step: with a positive scale (one uniform branch) the raw scores
+// and the scale go on, the scale folded into each exponent's FMA;
+// otherwise the scaled scores, -inf kept, and a factor of 1.
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!rows = !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @step
+    // CHECK: %[[POS:.+]] = arith.cmpf ogt, %arg1, %{{.+}} : f32
+    // CHECK: scf.if %[[POS]] ->
+    // CHECK: scf.yield {{.*}}%arg1 : f32
+    // CHECK: } else {
+    // CHECK: arith.cmpf oeq, %{{.+}}, %cst{{.*}} : f32
+    // CHECK: arith.mulf %{{.+}}, %arg1 : f32
+    // CHECK: scf.yield {{.*}}%cst{{.*}} : f32
+    // CHECK: llvm.intr.fma
+    // CHECK: ex2.approx.ftz.f32
+    gpu.func @step(%s: !acc, %scale: f32, %m: !rows, %l: !rows, %g: memref<64x64xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %p, %m1, %l1, %a = attngpu.softmax_step %s, scale = %scale, state = (%m, %l) : !acc, !rows
+      attngpu.store %p, %g[%c0, %c0] dims = [0, 1] : !acc, memref<64x64xf32>
+      gpu.return
+    }
+  }
+}

@@ -48,3 +48,7 @@
 // SM80-NOT: attngpu.wgmma
 // SM80: attngpu.mma
 // SM80: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] :
+
+// The knob that chooses this pass in the pipelines can only be on here.
+// RUN: not attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --convert-attn-to-attngpu=attngpu=0 2>&1 | FileCheck %s --check-prefix=OFF
+// OFF: error: convert-attn-to-attngpu: attngpu=0 asks for the old emitter: run convert-attn-to-gpu instead

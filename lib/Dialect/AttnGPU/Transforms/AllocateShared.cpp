@@ -194,7 +194,8 @@ struct AllocateShared
                                 << "shared buffers need " << total
                                 << " bytes, more than the "
                                 << static_cast<int64_t>(maxSharedBytes)
-                                << " a CTA may use";
+                                << " a CTA may use on this chip (smaller "
+                                   "tiles fit)";
       for (Lifetime &buffer : buffers)
         diag.attachNote(buffer.alloc.getLoc())
             << buffer.size << " bytes at offset " << buffer.offset;
