@@ -134,24 +134,6 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
       copyElement(body, loc, op, type, src, dst, stage, adaptor.getOffsets(),
                   sizes, checked, row, col, padding);
     };
-    // cp.async of every chunk, as a loop strided by the CTA (the boundary
-    // tile of a copy whose interior tiles go in whole passes: rare, so
-    // small code counts more than its speed).
-    auto copyByChunkLoop = [&](OpBuilder &b) {
-      auto loop = scf::ForOp::create(b, loc, thread.threadId,
-                                     indexConstant(b, loc, total),
-                                     indexConstant(b, loc, *threads));
-      OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
-      Value item = loop.getInductionVar();
-      Value row = arith::DivUIOp::create(
-          body, loc, item, indexConstant(body, loc, chunksPerRow));
-      Value chunk = arith::RemUIOp::create(
-          body, loc, item, indexConstant(body, loc, chunksPerRow));
-      Value col = arith::MulIOp::create(
-          body, loc, chunk, indexConstant(body, loc, chunkElements));
-      copyChunk(body, loc, op, type, src, dst, stage, adaptor.getOffsets(),
-                sizes, checked, row, col, chunkElements);
-    };
     // cp.async of every chunk, unrolled over the CTA's passes.
     auto copyByChunks = [&](OpBuilder &b) {
       int64_t passes = (total + *threads - 1) / *threads;
@@ -213,7 +195,7 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
           OpBuilder whole = inside.getThenBodyBuilder();
           wholePasses(whole);
           OpBuilder edge = inside.getElseBodyBuilder();
-          copyByChunkLoop(edge);
+          copyByChunks(edge);
         }
       }
       OpBuilder otherwise = branch.getElseBodyBuilder();
