@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 using namespace mlir;
@@ -204,4 +205,29 @@ Value mlir::attngpu::globalIndices(OpBuilder &b, Location loc,
     ok = ok ? Value(arith::AndIOp::create(b, loc, ok, in)) : in;
   }
   return ok;
+}
+
+void mlir::attngpu::forEachOfTile(
+    OpBuilder &b, Location loc, const ThreadCoords &thread, int64_t threads,
+    int64_t rows, int64_t perRow,
+    function_ref<void(OpBuilder &, Value, Value)> body) {
+  auto loop = scf::ForOp::create(b, loc, thread.threadId,
+                                 indexConstant(b, loc, rows * perRow),
+                                 indexConstant(b, loc, threads));
+  OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
+  Value i = loop.getInductionVar();
+  Value row =
+      arith::DivUIOp::create(inner, loc, i, indexConstant(inner, loc, perRow));
+  Value item =
+      arith::RemUIOp::create(inner, loc, i, indexConstant(inner, loc, perRow));
+  body(inner, row, item);
+}
+
+SmallVector<Value> mlir::attngpu::tensorSizes(OpBuilder &b, Location loc,
+                                              Value tensor) {
+  SmallVector<Value> sizes;
+  int64_t rank = cast<MemRefType>(tensor.getType()).getRank();
+  for (int64_t d = 0; d < rank; ++d)
+    sizes.push_back(memref::DimOp::create(b, loc, tensor, d));
+  return sizes;
 }

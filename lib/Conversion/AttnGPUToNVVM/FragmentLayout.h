@@ -80,6 +80,16 @@ TileStart tileStart(OpBuilder &b, Location loc, Value tensor,
 /// known_block_size, 1-D), or an error at `op`.
 FailureOr<int64_t> blockThreads(Operation *op);
 
+/// A loop over `rows` x `perRow` items of a tile, strided by the CTA's
+/// `threads` (each thread starting at its own id): `body` gets the loop
+/// body's builder, the item's row and its index within the row.
+void forEachOfTile(OpBuilder &b, Location loc, const ThreadCoords &thread,
+                   int64_t threads, int64_t rows, int64_t perRow,
+                   function_ref<void(OpBuilder &, Value, Value)> body);
+
+/// memref.dim of every dimension of `tensor`.
+SmallVector<Value> tensorSizes(OpBuilder &b, Location loc, Value tensor);
+
 /// Tensor indices of tile element `coords` of a tile at `offsets` whose
 /// dimension i walks tensor dimension dims[i]; returns whether the
 /// `checked` tile dims are in range (unsigned: an index before the start

@@ -115,24 +115,16 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     Value src = adaptor.getSource(), dst = adaptor.getBuffer();
     Value stage = adaptor.getStage();
     ThreadCoords thread(b, loc);
-    SmallVector<Value> sizes;
-    for (int64_t d = 0; d < source.getRank(); ++d)
-      sizes.push_back(memref::DimOp::create(b, loc, src, d));
+    SmallVector<Value> sizes = tensorSizes(b, loc, src);
     // Element by element, as a loop over the tile strided by the CTA (the
     // fallback stays small in the code).
     auto copyByElements = [&](OpBuilder &b) {
-      Value first = thread.threadId;
-      auto loop = scf::ForOp::create(b, loc, first,
-                                     indexConstant(b, loc, rows * cols),
-                                     indexConstant(b, loc, *threads));
-      OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
-      Value i = loop.getInductionVar();
-      Value row = arith::DivUIOp::create(body, loc, i,
-                                         indexConstant(body, loc, cols));
-      Value col = arith::RemUIOp::create(body, loc, i,
-                                         indexConstant(body, loc, cols));
-      copyElement(body, loc, op, type, src, dst, stage, adaptor.getOffsets(),
-                  sizes, checked, row, col, padding);
+      forEachOfTile(b, loc, thread, *threads, rows, cols,
+                    [&](OpBuilder &body, Value row, Value col) {
+                      copyElement(body, loc, op, type, src, dst, stage,
+                                  adaptor.getOffsets(), sizes, checked, row,
+                                  col, padding);
+                    });
     };
     // cp.async of every chunk, unrolled over the CTA's passes.
     auto copyByChunks = [&](OpBuilder &b) {

@@ -35,9 +35,7 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
     ThreadCoords thread(b, loc);
     auto dest = cast<MemRefType>(op.getDest().getType());
     Value destValue = adaptor.getDest();
-    SmallVector<Value> sizes;
-    for (int64_t d = 0; d < dest.getRank(); ++d)
-      sizes.push_back(memref::DimOp::create(b, loc, destValue, d));
+    SmallVector<Value> sizes = tensorSizes(b, loc, destValue);
     auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
 
     // Stores `value` at tile position `coords` where `guard` (may be null)
@@ -148,26 +146,9 @@ struct CopyOutLowering : public OpConversionPattern<CopyOutOp> {
     Type element = type.getElementType();
     int64_t rows = type.getShape()[0], cols = type.getShape()[1];
     ArrayRef<int64_t> dims = op.getDims();
-    auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
-    SmallVector<Value> sizes;
-    for (int64_t d = 0; d < dest.getRank(); ++d)
-      sizes.push_back(memref::DimOp::create(b, loc, destValue, d));
+    SmallVector<Value> sizes = tensorSizes(b, loc, destValue);
     ThreadCoords thread(b, loc);
 
-    // A loop over `perRow` items of each row, strided by the CTA.
-    auto forEachItem = [&](OpBuilder &b, int64_t perRow,
-                           function_ref<void(OpBuilder &, Value, Value)> body) {
-      auto loop = scf::ForOp::create(b, loc, thread.threadId,
-                                     indexConstant(b, loc, rows * perRow),
-                                     indexConstant(b, loc, *threads));
-      OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
-      Value i = loop.getInductionVar();
-      Value row = arith::DivUIOp::create(inner, loc, i,
-                                         indexConstant(inner, loc, perRow));
-      Value item = arith::RemUIOp::create(inner, loc, i,
-                                          indexConstant(inner, loc, perRow));
-      body(inner, row, item);
-    };
     // Stores `value` at tile (row, col) where the checked dims are in range.
     auto storeAt = [&](OpBuilder &b, Value value, Value row, Value col,
                        int64_t alignment) {
@@ -187,11 +168,13 @@ struct CopyOutLowering : public OpConversionPattern<CopyOutOp> {
         memref::StoreOp::create(b, loc, value, destValue, indices);
     };
     auto byElements = [&](OpBuilder &b) {
-      forEachItem(b, cols, [&](OpBuilder &b, Value row, Value col) {
-        Value value = memref::LoadOp::create(
-            b, loc, buffer, sharedIndices(b, loc, type, stage, row, col));
-        storeAt(b, value, row, col, 0);
-      });
+      forEachOfTile(b, loc, thread, *threads, rows, cols,
+                    [&](OpBuilder &b, Value row, Value col) {
+                      Value value = memref::LoadOp::create(
+                          b, loc, buffer,
+                          sharedIndices(b, loc, type, stage, row, col));
+                      storeAt(b, value, row, col, 0);
+                    });
     };
     // 16-byte chunks: rows contiguous in dest (its innermost dim, unit
     // stride), columns unchecked, whole chunks per row (a swizzle moves
@@ -211,24 +194,23 @@ struct CopyOutLowering : public OpConversionPattern<CopyOutOp> {
       rewriter.eraseOp(op);
       return success();
     }
-    TileStart start = tileStart(b, loc, destValue, adaptor.getOffsets(),
-                                dims[0], 16);
+    TileStart start =
+        tileStart(b, loc, destValue, adaptor.getOffsets(), dims[0], 16);
     auto branch = scf::IfOp::create(b, loc, start.aligned, /*withElse=*/true);
     OpBuilder then = branch.getThenBodyBuilder();
     auto chunkType = VectorType::get({chunkElements}, element);
-    forEachItem(then, cols / chunkElements,
-                [&](OpBuilder &b, Value row, Value chunk) {
-                  Value col = arith::MulIOp::create(
-                      b, loc, chunk, indexConstant(b, loc, chunkElements));
-                  Value value = vector::LoadOp::create(
-                      b, loc, chunkType, buffer,
-                      sharedIndices(b, loc, type, stage, row, col),
-                      /*nontemporal=*/false, llvm::MaybeAlign(16));
-                  storeAt(b, value, row, col, 16);
-                });
+    forEachOfTile(then, loc, thread, *threads, rows, cols / chunkElements,
+                  [&](OpBuilder &b, Value row, Value chunk) {
+                    Value col = arith::MulIOp::create(
+                        b, loc, chunk, indexConstant(b, loc, chunkElements));
+                    Value value = vector::LoadOp::create(
+                        b, loc, chunkType, buffer,
+                        sharedIndices(b, loc, type, stage, row, col),
+                        /*nontemporal=*/false, llvm::MaybeAlign(16));
+                    storeAt(b, value, row, col, 16);
+                  });
     OpBuilder otherwise = branch.getElseBodyBuilder();
     byElements(otherwise);
-    (void)c;
     rewriter.eraseOp(op);
     return success();
   }
