@@ -121,19 +121,16 @@ LogicalResult mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
     ConvertAttnToAttnGPUOptions attngpu;
     attngpu.chip = chip->chip;
     // Kernels the new level does not cover yet (f32, head dims off
-    // multiples of 16) take the old lowering, in the same module.
+    // multiples of 16) take the old lowering below, in the same module.
     attngpu.fallback = true;
     pm.addPass(createConvertAttnToAttnGPU(attngpu, target));
-    ConvertAttnToGPUOptions options;
-    options.chip = chip->chip;
-    options.maxSharedBytes = chip->maxSharedBytes;
-    pm.addPass(createConvertAttnToGPU(options, target));
-    return buildAttnGPUToPtxPipeline(pm, target, error);
   }
   ConvertAttnToGPUOptions options;
   options.chip = chip->chip;
   options.maxSharedBytes = chip->maxSharedBytes;
   pm.addPass(createConvertAttnToGPU(options, target));
+  if (target.viaAttnGPU)
+    return buildAttnGPUToPtxPipeline(pm, target, error);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createAttnUnrollVectorElements());
