@@ -265,7 +265,7 @@ def test_bad_input_raises():
     q = randn(1, 2, 8, 32)
     cases = [
         ((q, randn(1, 2, 8, 64), q), ValueError, "same head dim"),
-        ((q.cpu(), q, q), TypeError, "CPU torch tensor"),
+        ((q.cpu(), q, q), ValueError, "different devices"),
         ((q, q.float(), q), TypeError, "one dtype"),
         ((randn(1, 3, 8, 32), q, q), ValueError, "not a multiple"),
         ((randn(1, 2, 8, 20),) * 3, ValueError, "head dim 20"),
