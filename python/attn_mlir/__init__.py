@@ -346,5 +346,5 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
 
 # With torch already imported, the operators are registered now (so that
 # torch.compile finds them before any eager call).
-if "torch" in sys.modules:
+if sys.modules.get("torch") is not None:
     _load_torch_front()
