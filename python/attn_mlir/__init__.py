@@ -286,7 +286,7 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     yet).
     """
     if _is_torch(q) or _is_torch(k) or _is_torch(v):
-        return _load_torch_front().flash_attention(
+        return (_torch_front or _load_torch_front()).flash_attention(
             q, k, v, causal, scale, layout, return_lse)
     adapter = _adapter_for(q, k, v)
     if layout not in ("bhsd", "bshd"):

@@ -342,6 +342,29 @@ def test_the_operator_matches_the_function():
     assert torch.equal(out, ref_out) and torch.equal(lse, ref_lse)
 
 
+def test_within_a_cuda_graph():
+    # Captured in a CUDA graph (what torch.compile's "reduce-overhead" mode
+    # does) after a warm-up call, then replayed on new values.
+    shape = (1, 4, 200, 64)
+    static = [randn(*shape) for _ in range(3)]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        attn_mlir.flash_attention(*static, causal=True)  # compile, plan
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = attn_mlir.flash_attention(*static, causal=True)
+    for i in range(2):
+        new = [randn(*shape) for _ in range(3)]
+        for s, n in zip(static, new):
+            s.copy_(n)
+        graph.replay()
+        torch.cuda.synchronize()
+        expect_close(out, sdpa(*new, True), out.dtype, f"graph replay {i}")
+
+
 def test_bad_input_raises():
     q = randn(1, 2, 8, 32)
     cases = [
