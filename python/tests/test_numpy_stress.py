@@ -88,3 +88,25 @@ def test_row_sum_keeps_small_terms():
     out_err = np.max(np.abs(out.astype(np.float64) - ref_out)) / ref_out
     lse_err = abs(float(lse[0, 0, 0]) - ref_lse) / ref_lse
     assert out_err <= 1e-5 and lse_err <= 1e-5, (out_err, lse_err)
+
+
+def test_running_accumulator_keeps_small_blocks():
+    # The output's running accumulator must add every key block, however
+    # large the running value: key 0 carries V = 2^34, the last key -2^34,
+    # the keys between V = 1 (equal scores), so the output is
+    # (n - 512) / n. Each block of ones adds at most 256 (block_n <= 256),
+    # below half an ulp of 2^34 in f32 (1024): an f32 running accumulator
+    # dropped every one of them and returned ~0 (issue 17); carried in f64
+    # (attn-widen-accumulators) it is exact. The 255 keys after the first
+    # and before the last are V = 0, so that no block sums a one with 2^34.
+    n, d = 8192, 16
+    q = np.zeros((1, 1, 1, d), np.float32)
+    k = np.zeros((1, 1, n, d), np.float32)
+    v = np.zeros((1, 1, n, d), np.float32)
+    v[0, 0, 256:n - 256] = 1.0
+    v[0, 0, 0] = 2.0 ** 34
+    v[0, 0, n - 1] = -(2.0 ** 34)
+    out = attn_mlir.flash_attention(q, k, v, scale=0.0)
+    ref = (n - 512) / n
+    err = np.max(np.abs(out.astype(np.float64) - ref)) / ref
+    assert err <= 1e-6, (err, out[0, 0, 0, :4])
