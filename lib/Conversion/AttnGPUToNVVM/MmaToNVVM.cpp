@@ -3,8 +3,8 @@
 // splat becomes a constant fragment vector; local_load one ldmatrix per
 // 16x16 A fragment (x4) or 16x8 B fragment (x2, transposed for a [K][N]
 // buffer); mma one mma.sync m16n8k16 per (row tile, column tile, k step),
-// k steps outermost (innermost, into a fresh accumulator added in f32, with
-// accumulate_outside).
+// k steps outermost (with accumulate_outside = G: per group of G column
+// tiles, into fresh accumulators then added in f32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -238,11 +238,11 @@ struct MmaLowering : public OpConversionPattern<MmaOp> {
     for (int64_t tile = 0; tile < shape.mTiles * shape.nTiles; ++tile)
       acc.push_back(vector::ExtractOp::create(b, loc, adaptor.getAcc(),
                                               ArrayRef<int64_t>{tile}));
-    if (op.getAccumulateOutside()) {
-      // Each column tile's product summed from zero over every k step,
-      // then added into the accumulator in f32 (round to nearest): column
-      // tiles outermost, so that one fresh accumulator per row tile is
-      // live. A is read once (it is P, already in registers).
+    if (std::optional<uint64_t> group = op.getAccumulateOutside()) {
+      // The product summed from zero over every k step, `group` column
+      // tiles at a time (their fresh accumulators live, independent chains
+      // for the tensor cores), then added into the accumulator in f32
+      // (round to nearest). A is read once (it is P, already in registers).
       SmallVector<Value> aFrags;
       for (int64_t m = 0; m < shape.mTiles; ++m)
         for (int64_t k = 0; k < kSteps; ++k)
@@ -252,20 +252,27 @@ struct MmaLowering : public OpConversionPattern<MmaOp> {
                                          ArrayRef<int64_t>{m * kSteps + k})));
       auto fragType = VectorType::get({2, 2}, b.getF32Type());
       Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(fragType));
-      for (int64_t n = 0; n < shape.nTiles; ++n) {
-        SmallVector<Value> fresh(shape.mTiles, zero);
-        for (int64_t k = 0; k < kSteps; ++k) {
-          Value bFrag = bReader ? bReader->bFragment(k, n)
-                                : Value(vector::ExtractOp::create(
-                                      b, loc, adaptor.getB(),
-                                      ArrayRef<int64_t>{k * shape.nTiles + n}));
-          for (int64_t m = 0; m < shape.mTiles; ++m)
-            fresh[m] = mmaSync(b, loc, aFrags[m * kSteps + k], bFrag, fresh[m]);
-        }
-        for (int64_t m = 0; m < shape.mTiles; ++m) {
-          Value &tile = acc[m * shape.nTiles + n];
-          tile = arith::AddFOp::create(b, loc, tile, fresh[m]);
-        }
+      for (int64_t n0 = 0; n0 < shape.nTiles; n0 += int64_t(*group)) {
+        int64_t n1 = std::min<int64_t>(shape.nTiles, n0 + int64_t(*group));
+        SmallVector<Value> fresh(shape.mTiles * (n1 - n0), zero);
+        for (int64_t k = 0; k < kSteps; ++k)
+          for (int64_t n = n0; n < n1; ++n) {
+            Value bFrag =
+                bReader ? bReader->bFragment(k, n)
+                        : Value(vector::ExtractOp::create(
+                              b, loc, adaptor.getB(),
+                              ArrayRef<int64_t>{k * shape.nTiles + n}));
+            for (int64_t m = 0; m < shape.mTiles; ++m) {
+              Value &f = fresh[m * (n1 - n0) + (n - n0)];
+              f = mmaSync(b, loc, aFrags[m * kSteps + k], bFrag, f);
+            }
+          }
+        for (int64_t m = 0; m < shape.mTiles; ++m)
+          for (int64_t n = n0; n < n1; ++n) {
+            Value &tile = acc[m * shape.nTiles + n];
+            tile = arith::AddFOp::create(b, loc, tile,
+                                         fresh[m * (n1 - n0) + (n - n0)]);
+          }
       }
     }
     // k steps outermost: each A fragment feeds every column tile, each B

@@ -395,7 +395,7 @@ private:
                      : Value(ag::SplatOp::create(b, loc, accType,
                                                  b.getF64FloatAttr(0.0)));
     setTile(dot.getResult(),
-            ag::MmaOp::create(b, loc, accType, *a, *bOperand, init));
+            ag::MmaOp::create(b, loc, accType, *a, *bOperand, init, IntegerAttr()));
     return success();
   }
 
@@ -443,8 +443,11 @@ private:
                                       /*transpose=*/false);
       if (failed(v))
         return failure();
+      IntegerAttr outside;
+      if (knobs.valuesAccumulateOutside > 0)
+        outside = b.getI64IntegerAttr(knobs.valuesAccumulateOutside);
       updated = ag::MmaOp::create(b, loc, rescaled.getType(), p, *v, rescaled,
-                                  knobs.valuesAccumulateOutside);
+                                  outside);
     }
     setTile(softmax.getNewMax(), step.getNewMax());
     setTile(softmax.getNewSum(), step.getNewSum());

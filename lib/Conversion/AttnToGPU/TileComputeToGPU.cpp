@@ -542,7 +542,7 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
       // values-accumulate-outside: the block's product from zero, then
       // one f32 add per element (the tensor core's adds into a large
       // running accumulator truncate).
-      bool outside = schedule.valuesAccumulateOutside;
+      bool outside = schedule.valuesAccumulateOutside > 0;
       auto fragType = VectorType::get({2, 2}, b.getF32Type());
       Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(fragType));
       for (int64_t mi = 0; mi < mTiles; ++mi)

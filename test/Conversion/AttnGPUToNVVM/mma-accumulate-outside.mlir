@@ -26,7 +26,7 @@ module attributes {gpu.container_module} {
       %fa = attngpu.local_load %a[%c0] : !attngpu.shared<16x32xf16> -> !attngpu.tile<16x32xf16, #attngpu.mma<mma_sync, a, warps = 1>>
       %fb = attngpu.local_load %b[%c0] : !attngpu.shared<32x16xf16> -> !attngpu.tile<32x16xf16, #attngpu.mma<mma_sync, b, warps = 1>>
       %acc = attngpu.splat 1.0 : !attngpu.tile<16x16xf32, #attngpu.mma<mma_sync, acc, warps = 1>>
-      %d = attngpu.mma %fa, %fb, %acc accumulate_outside : !attngpu.tile<16x32xf16, #attngpu.mma<mma_sync, a, warps = 1>>, !attngpu.tile<32x16xf16, #attngpu.mma<mma_sync, b, warps = 1>> -> !attngpu.tile<16x16xf32, #attngpu.mma<mma_sync, acc, warps = 1>>
+      %d = attngpu.mma %fa, %fb, %acc accumulate_outside = 1 : !attngpu.tile<16x32xf16, #attngpu.mma<mma_sync, a, warps = 1>>, !attngpu.tile<32x16xf16, #attngpu.mma<mma_sync, b, warps = 1>> -> !attngpu.tile<16x16xf32, #attngpu.mma<mma_sync, acc, warps = 1>>
       attngpu.store %d, %dst[%c0, %c0] dims = [0, 1] : !attngpu.tile<16x16xf32, #attngpu.mma<mma_sync, acc, warps = 1>>, memref<?x16xf32>
       gpu.return
     }

@@ -239,10 +239,12 @@ def AttnGPU_MmaOp : AttnGPU_Op<"mma", [Pure,
     A [M, K] times B [K, N] plus the accumulator C [M, N], as mma.sync
     m16n8k16 (m16n8k8 for f32 operands, run as tf32). Operands carry the
     `#attngpu.mma<mma_sync, ...>` layouts of their roles, for the same warps.
-    With `accumulate_outside`, each output tile's product is summed from
-    zero over K on the tensor cores and then added into C with f32 adds
-    (round to nearest): the P V update of a long row, where the tensor
-    core's own adds into a large running C truncate.
+    With `accumulate_outside = G`, the product is summed from zero over K
+    on the tensor cores, G column tiles (8 columns each) at a time (G x 4
+    registers of fresh accumulators per row tile; independent chains for
+    the tensor cores), then added into C with f32 adds (round to nearest):
+    the P V update of a long row, where the tensor core's own adds into a
+    large running C truncate.
 
     ```mlir
     %s = attngpu.mma %q, %k, %zero
@@ -252,10 +254,11 @@ def AttnGPU_MmaOp : AttnGPU_Op<"mma", [Pure,
     ```
   }];
   let arguments = (ins AttnGPU_Tile:$a, AttnGPU_Tile:$b, AttnGPU_Tile:$acc,
-                       UnitAttr:$accumulate_outside);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
+                           $accumulate_outside);
   let results = (outs AttnGPU_Tile:$result);
   let assemblyFormat = [{
-    $a `,` $b `,` $acc (`accumulate_outside` $accumulate_outside^)? attr-dict
+    $a `,` $b `,` $acc (`accumulate_outside` `=` $accumulate_outside^)? attr-dict
     `:` qualified(type($a)) `,` qualified(type($b)) `->`
     qualified(type($result))
   }];
