@@ -179,8 +179,9 @@ def test_cpu_torch_tensor_is_refused():
 
 def test_wrong_library_path_fails_the_import(tmp_path):
     env = dict(os.environ, ATTN_MLIR_LIB=str(tmp_path / "nope.so"))
+    # The package under test (the source tree's or the installed one).
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))
+        os.path.abspath(attn_mlir.__file__)))
     run = subprocess.run([sys.executable, "-c", "import attn_mlir"], env=env,
                          capture_output=True, text=True)
     assert run.returncode != 0
@@ -224,8 +225,9 @@ def test_clearing_the_cache_while_launching():
     # clear_memory_cache() in one thread while others launch: each launch
     # keeps its kernel alive (it used to be released under it: segfault).
     env = dict(os.environ)
+    # The package under test (the source tree's or the installed one).
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))
+        os.path.abspath(attn_mlir.__file__)))
     run = subprocess.run([sys.executable, "-c", CLEAR_WHILE_LAUNCHING],
                          env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", (
