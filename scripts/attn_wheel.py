@@ -161,6 +161,35 @@ def record_line(arcname, data):
     return f"{arcname},sha256={digest.rstrip(b'=').decode()},{len(data)}"
 
 
+def tree_files(tree):
+    """The files under `tree` in the wheel's order: sorted by path, the
+    package first, RECORD last."""
+    names = []
+    for top, dirs, files in os.walk(tree):
+        names += [os.path.relpath(os.path.join(top, f), tree) for f in files]
+    return sorted(names, key=lambda n: (n.endswith(".dist-info/RECORD"),
+                                        ".dist-info/" in n, n))
+
+
+def zip_tree(tree, wheel):
+    """Writes the wheel from its unpacked tree, deterministically (fixed
+    dates, order and compression), so that the same tree gives the same
+    bytes: scripts/gpu-wheel carries the tree (xz packs it under the device
+    machine's 64 MiB) and remakes the wheel there, then compares hashes."""
+    with zipfile.ZipFile(wheel + ".part", "w") as zf:
+        for arcname in tree_files(tree):
+            path = os.path.join(tree, arcname)
+            with open(path, "rb") as f:
+                data = f.read()
+            mode = 0o755 if os.access(path, os.X_OK) else 0o644
+            info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # Unix, whatever the host
+            zf.writestr(info, data, compresslevel=6)
+    os.replace(wheel + ".part", wheel)
+
+
 def build(build_dir, out_dir):
     build_dir = os.path.abspath(build_dir)
     version = build_version(build_dir)
@@ -168,7 +197,8 @@ def build(build_dir, out_dir):
         elfs = stage(build_dir, dest)
         plat = f"manylinux_2_{glibc_minor(elfs)}_x86_64"
         tag = f"py3-none-{plat}"
-        dist_info = f"{NAME}-{version}.dist-info"
+        dist_info = os.path.join(dest, f"{NAME}-{version}.dist-info")
+        os.makedirs(dist_info)
         meta = {
             "METADATA": (
                 "Metadata-Version: 2.1\n"
@@ -185,34 +215,29 @@ def build(build_dir, out_dir):
                 "attn-run = attn_mlir._tools:attn_run\n"
                 "attn-opt = attn_mlir._tools:attn_opt\n"),
         }
+        for name, text in meta.items():
+            with open(os.path.join(dist_info, name), "w") as f:
+                f.write(text)
+        records = []
+        for arcname in tree_files(dest):
+            with open(os.path.join(dest, arcname), "rb") as f:
+                records.append(record_line(arcname, f.read()))
+        record = os.path.relpath(os.path.join(dist_info, "RECORD"), dest)
+        with open(os.path.join(dest, record), "w") as f:
+            f.write("\n".join(records + [f"{record},,"]) + "\n")
         os.makedirs(out_dir, exist_ok=True)
         wheel = os.path.join(out_dir, f"{NAME}-{version}-{tag}.whl")
-        records = []
-        with zipfile.ZipFile(wheel + ".part", "w", zipfile.ZIP_DEFLATED,
-                             compresslevel=6) as zf:
-            def add(arcname, data, mode):
-                info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
-                info.external_attr = (0o100000 | mode) << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                zf.writestr(info, data, compresslevel=6)
-                records.append(record_line(arcname, data))
-            for top, dirs, files in os.walk(os.path.join(dest, NAME)):
-                dirs.sort()
-                for name in sorted(files):
-                    path = os.path.join(top, name)
-                    with open(path, "rb") as f:
-                        data = f.read()
-                    mode = 0o755 if os.access(path, os.X_OK) else 0o644
-                    add(os.path.relpath(path, dest), data, mode)
-            for name, text in meta.items():
-                add(f"{dist_info}/{name}", text.encode(), 0o644)
-            records.append(f"{dist_info}/RECORD,,")
-            zf.writestr(zipfile.ZipInfo(f"{dist_info}/RECORD",
-                                        date_time=(1980, 1, 1, 0, 0, 0)),
-                        "\n".join(records) + "\n")
-        os.replace(wheel + ".part", wheel)
+        zip_tree(dest, wheel)
     log(f"{os.path.getsize(wheel) / 2**20:.1f} MiB -> {wheel}")
     return wheel
+
+
+def unzip_tree(wheel, tree):
+    """The wheel's files under `tree`, with their modes."""
+    with zipfile.ZipFile(wheel) as zf:
+        for info in zf.infolist():
+            path = zf.extract(info, tree)
+            os.chmod(path, (info.external_attr >> 16) & 0o777 or 0o644)
 
 
 # PEP 517 backend (pyproject.toml): `pip install .` builds the build
@@ -265,8 +290,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     parser.add_argument("--out", default=os.path.join(ROOT, "dist"))
+    parser.add_argument("--unzip", nargs=2, metavar=("WHEEL", "TREE"),
+                        help="unpack a wheel with its files' modes")
+    parser.add_argument("--zip", nargs=2, metavar=("TREE", "WHEEL"),
+                        help="remake a wheel from its unpacked tree")
     args = parser.parse_args()
-    print(build(args.build_dir, args.out))
+    if args.unzip:
+        unzip_tree(*args.unzip)
+    elif args.zip:
+        zip_tree(*args.zip)
+    else:
+        print(build(args.build_dir, args.out))
 
 
 if __name__ == "__main__":
