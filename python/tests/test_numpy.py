@@ -170,6 +170,22 @@ def test_unserved_chip_raises(chip):
                           "cuda:" + chip)
 
 
+@pytest.mark.parametrize("chip", ["sm_100", "sm_100a", "sm_120"])
+def test_blackwell_chips_compile_in_process(chip):
+    # What `cuda` names a B200 or an RTX 50: compiled to PTX in this process
+    # (no GPU needed), where it used to end the interpreter with "LLVM ERROR:
+    # PTX version 8.0 does not support target". Kernels are cached per
+    # process: a chip not compiled before is a new kernel.
+    from attn_mlir import _capi
+    before = attn_mlir.cache_stats()
+    handle = attn_mlir._kernel(_capi.F16, 64, 64, _capi.CAUSAL_TOP_LEFT, 1,
+                               False, "cuda:" + chip)
+    assert handle is not None
+    after = attn_mlir.cache_stats()
+    assert (after["compilations"] + after["disk_hits"] >
+            before["compilations"] + before["disk_hits"])
+
+
 def test_cpu_torch_tensor_is_refused():
     torch = pytest.importorskip("torch")
     q = torch.zeros(1, 2, 8, 32, dtype=torch.float16)
