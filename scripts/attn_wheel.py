@@ -1,7 +1,7 @@
 """Packs a built attn-mlir into a wheel, and the PEP 517 backend of
 pyproject.toml (`pip install .`).
 
-    scripts/wheel [BUILD_DIR]          # what scripts/test runs
+    scripts/wheel                      # what scripts/test runs ($BUILD_DIR)
     python3 scripts/attn_wheel.py --build-dir build --out dist
 
 The wheel, dist/attn_mlir-<version>-py3-none-<platform>.whl, holds:
@@ -28,11 +28,13 @@ Needs patchelf, strip, objdump and ldd.
 import argparse
 import base64
 import hashlib
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 
@@ -268,9 +270,9 @@ def get_requires_for_build_sdist(config_settings=None):
 def build_sdist(sdist_directory, config_settings=None):
     """The tracked files of the git checkout (`pip install` of it builds
     with cmake as above)."""
-    import tarfile
-    version = re.search(r"project\(attn-mlir VERSION ([0-9.]+)",
-                        open(os.path.join(ROOT, "CMakeLists.txt")).read())[1]
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        version = re.search(r"project\(attn-mlir VERSION ([0-9.]+)",
+                            f.read())[1]
     base = f"attn_mlir-{version}"
     files = run("git", "-C", ROOT, "ls-files", "-z").split("\0")
     path = os.path.join(sdist_directory, base + ".tar.gz")
@@ -281,7 +283,6 @@ def build_sdist(sdist_directory, config_settings=None):
         data = (f"Metadata-Version: 2.1\nName: attn-mlir\n"
                 f"Version: {version}\n").encode()
         info.size = len(data)
-        import io
         tar.addfile(info, io.BytesIO(data))
     return os.path.basename(path)
 
