@@ -49,6 +49,7 @@ void mlir::attn::buildTileProgramPipeline(OpPassManager &pm,
 }
 
 void mlir::attn::buildCpuLoweringPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createAttnWidenAccumulators());
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addPass(createConvertAttnToCPU());

@@ -4,16 +4,26 @@
     out = attn_mlir.flash_attention(q, k, v, causal=True)
     out, lse = attn_mlir.flash_attention(q, k, v, return_lse=True)
 
-`q`, `k`, `v` are torch CUDA tensors (the kernel runs on their GPU, on the
-current stream) or numpy arrays (it runs on the CPU), any strides. Kernels
-are compiled on first use for what they need (dtype, head dims, mask, GQA
-ratio, LSE) and cached, in memory and in $ATTN_CACHE_DIR.
+`q`, `k`, `v` are torch tensors (CUDA tensors run on their GPU, on the
+current stream; CPU tensors on the CPU) or numpy arrays (they run on the
+CPU), any strides. Kernels are compiled on first use for what they need
+(dtype, head dims, mask, GQA ratio, LSE) and cached, in memory and in
+$ATTN_CACHE_DIR.
+
+With torch, the call is the torch operator torch.ops.attn_mlir.flash_attention
+(flash_attention_lse with return_lse=True), registered with torch.library
+with a fake implementation, so torch.compile(fullgraph=True) traces it. It
+has no backward yet: on inputs that require grad while grad mode is on it
+raises instead of returning an output without gradients. torch is optional:
+the package imports without it, and registers the operators when it first
+meets a torch tensor, or at import when torch is already imported.
 """
 
 import contextlib
 import ctypes
 import math
 import numbers
+import sys
 import threading
 
 from . import _capi
@@ -49,6 +59,8 @@ def clear_memory_cache():
     released when its last user lets go of it."""
     with _kernels_lock:
         _kernels.clear()
+        if _torch_front is not None:
+            _torch_front.forget_plans()
     _capi.lib.attn_cache_clear()
 
 
@@ -188,84 +200,71 @@ class _NumpyAdapter:
         return contextlib.nullcontext()
 
 
-class _TorchAdapter:
-    name = "torch"
-
-    def __init__(self):
-        import torch
-        self.torch = torch
-        self.dtypes = {torch.float16: _capi.F16, torch.bfloat16: _capi.BF16,
-                       torch.float32: _capi.F32}
-
-    def dtype_code(self, x):
-        code = self.dtypes.get(x.dtype)
-        if code is None:
-            raise TypeError(f"unsupported dtype {x.dtype} (torch inputs may "
-                            "be float16, bfloat16 or float32)")
-        return code
-
-    def prepare(self, x):
-        if x.stride(-1) != 1 or any(s < 0 for s in x.stride()):
-            x = x.contiguous()
-        return x
-
-    def sizes_strides(self, x):
-        return list(x.shape), list(x.stride())
-
-    def pointer(self, x):
-        return x.data_ptr()
-
-    def empty(self, like, shape, float32=False):
-        return self.torch.empty(
-            shape, dtype=self.torch.float32 if float32 else like.dtype,
-            device=like.device)
-
-    def target(self, x):
-        # The library resolves "cuda" to the chip of the current device.
-        return "cuda"
-
-    def stream(self, x):
-        return self.torch.cuda.current_stream(x.device).cuda_stream
-
-    def device_scope(self, x):
-        # The library launches in the current CUDA context and resolves
-        # "cuda" to the current device: make it the tensors' device.
-        return self.torch.cuda.device(x.device)
-
-
 _adapters = {}
 
 
 def _adapter_for(q, k, v):
-    kinds = {_is_torch(t) for t in (q, k, v)}
-    if len(kinds) != 1:
-        raise TypeError("q, k and v must all be torch tensors or all be "
-                        "numpy arrays")
-    if kinds.pop():
-        if "torch" not in _adapters:
-            _adapters["torch"] = _TorchAdapter()
-        adapter = _adapters["torch"]
-        if not all(isinstance(t, adapter.torch.Tensor) for t in (q, k, v)):
-            raise TypeError("q, k and v must be torch.Tensor")
-        for name, t in (("q", q), ("k", k), ("v", v)):
-            if not t.is_cuda:
-                raise TypeError(
-                    f"{name} is a CPU torch tensor: attn_mlir runs torch "
-                    "tensors on their CUDA device (move them with .cuda(), "
-                    "or pass numpy arrays to run on the CPU)")
-        if len({t.device for t in (q, k, v)}) != 1:
-            raise ValueError("q, k and v are on different devices: "
-                             f"{q.device}, {k.device}, {v.device}")
-        return adapter
     if "numpy" not in _adapters:
         _adapters["numpy"] = _NumpyAdapter()
     adapter = _adapters["numpy"]
     np = adapter.np
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, np.ndarray):
-            raise TypeError(f"{name} must be a numpy array or a torch CUDA "
+            raise TypeError(f"{name} must be a numpy array or a torch "
                             f"tensor, not {type(t).__name__}")
     return adapter
+
+
+# The torch front (attn_mlir/_torch.py), imported with torch on first use.
+_torch_front = None
+
+
+def _load_torch_front():
+    global _torch_front
+    if _torch_front is None:
+        from . import _torch
+        _torch_front = _torch
+    return _torch_front
+
+
+def _check_shapes(q_shape, k_shape, v_shape):
+    """The logical [B, H, S, D] shapes of q, k, v checked against each
+    other; (B, H, SQ, D, HKV, SKV, DV)."""
+    B, H, SQ, D = q_shape
+    Bk, HKV, SKV, Dk = k_shape
+    Bv, HKVv, SKVv, DV = v_shape
+    if not (B == Bk == Bv):
+        raise ValueError(f"q, k and v must have one batch size, got {B}, "
+                         f"{Bk}, {Bv}")
+    if D != Dk:
+        raise ValueError(f"q and k must have the same head dim, got {D} "
+                         f"and {Dk}")
+    if (HKV, SKV) != (HKVv, SKVv):
+        raise ValueError(f"k and v must have the same heads and length, got "
+                         f"{HKV}x{SKV} and {HKVv}x{SKVv}")
+    if HKV == 0 or H % HKV:
+        raise ValueError(f"q's {H} heads are not a multiple of k/v's {HKV} "
+                         "heads")
+    for name, d in (("head dim", D), ("v head dim", DV)):
+        if d % 8 or not 16 <= d <= 256:
+            raise ValueError(f"{name} {d} is not supported (multiples of 8 "
+                             "in [16, 256])")
+    return B, H, SQ, D, HKV, SKV, DV
+
+
+def _check_scale(scale):
+    """None, or the scale as a finite float."""
+    if scale is None:
+        return None
+    # A number (Python or numpy), not a string or bytes that float() would
+    # parse, nor a bool.
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a real number, not "
+                        f"{type(scale).__name__} {scale!r}")
+    scale = float(scale)
+    if not math.isfinite(scale):
+        raise ValueError(f"scale must be finite, got {scale}")
+    return scale
 
 
 def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
@@ -280,7 +279,15 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     scale: softmax scale, default 1/sqrt(D). Returns the output in q's
     layout and kind (and the float32 LSE [B, H, SQ], natural log, when
     return_lse). A fully masked query row gives output 0 and LSE -inf.
+
+    torch tensors (CPU or CUDA, all on one device) go through the torch
+    operator attn_mlir::flash_attention (see the module's docstring); it
+    raises on inputs that require grad while grad mode is on (no backward
+    yet).
     """
+    if _is_torch(q) or _is_torch(k) or _is_torch(v):
+        return (_torch_front or _load_torch_front()).flash_attention(
+            q, k, v, causal, scale, layout, return_lse)
     adapter = _adapter_for(q, k, v)
     if layout not in ("bhsd", "bshd"):
         raise ValueError(f"layout must be 'bhsd' or 'bshd', not {layout!r}")
@@ -299,42 +306,15 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
                         f"{k.dtype}, {v.dtype}")
 
     def logical(t):  # the [B, H, S, D] view
-        return t if layout == "bhsd" else t.transpose(1, 2) \
-            if adapter.name == "torch" else t.transpose(0, 2, 1, 3)
+        return t if layout == "bhsd" else t.transpose(0, 2, 1, 3)
 
     lq, lk, lv = (adapter.prepare(logical(t)) for t in (q, k, v))
-    B, H, SQ, D = lq.shape
-    Bk, HKV, SKV, Dk = lk.shape
-    Bv, HKVv, SKVv, DV = lv.shape
-    if not (B == Bk == Bv):
-        raise ValueError(f"q, k and v must have one batch size, got {B}, "
-                         f"{Bk}, {Bv}")
-    if D != Dk:
-        raise ValueError(f"q and k must have the same head dim, got {D} "
-                         f"and {Dk}")
-    if (HKV, SKV) != (HKVv, SKVv):
-        raise ValueError(f"k and v must have the same heads and length, got "
-                         f"{HKV}x{SKV} and {HKVv}x{SKVv}")
-    if HKV == 0 or H % HKV:
-        raise ValueError(f"q's {H} heads are not a multiple of k/v's {HKV} "
-                         "heads")
-    for name, d in (("head dim", D), ("v head dim", DV)):
-        if d % 8 or not 16 <= d <= 256:
-            raise ValueError(f"{name} {d} is not supported (multiples of 8 "
-                             "in [16, 256])")
+    B, H, SQ, D, HKV, SKV, DV = _check_shapes(lq.shape, lk.shape, lv.shape)
     if not _is_flag(return_lse):
         raise TypeError(f"return_lse must be True or False, not "
                         f"{return_lse!r}")
     return_lse = bool(return_lse)
-    if scale is not None:
-        # A number (Python or numpy), not a string or bytes that float()
-        # would parse, nor a bool.
-        if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
-            raise TypeError(f"scale must be a real number, not "
-                            f"{type(scale).__name__} {scale!r}")
-        scale = float(scale)
-        if not math.isfinite(scale):
-            raise ValueError(f"scale must be finite, got {scale}")
+    scale = _check_scale(scale)
 
     out_shape = (B, H, SQ, DV) if layout == "bhsd" else (B, SQ, H, DV)
     out = adapter.empty(q, out_shape)
@@ -362,3 +342,9 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
             handle.value, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
             adapter.stream(q)))
     return (out, lse) if return_lse else out
+
+
+# With torch already imported, the operators are registered now (so that
+# torch.compile finds them before any eager call).
+if sys.modules.get("torch") is not None:
+    _load_torch_front()

@@ -135,7 +135,7 @@ def test_second_call_hits_the_cache():
     ((randn(1, 2, 8, 32).astype(np.float64), randn(1, 2, 8, 32),
       randn(1, 2, 8, 32)), {}, TypeError, "unsupported dtype float64"),
     (([[[[1.0]]]], randn(1, 2, 8, 32), randn(1, 2, 8, 32)), {}, TypeError,
-     "numpy array or a torch CUDA tensor"),
+     "numpy array or a torch tensor"),
     ((randn(1, 2, 8, 32), randn(1, 2, 0, 32), randn(1, 2, 0, 32)), {},
      ValueError, "no keys"),
     # Issue 17 item 8: a scale whose product with log2(e) overflows f32
@@ -184,13 +184,6 @@ def test_blackwell_chips_compile_in_process(chip):
     after = attn_mlir.cache_stats()
     assert (after["compilations"] + after["disk_hits"] >
             before["compilations"] + before["disk_hits"])
-
-
-def test_cpu_torch_tensor_is_refused():
-    torch = pytest.importorskip("torch")
-    q = torch.zeros(1, 2, 8, 32, dtype=torch.float16)
-    with pytest.raises(TypeError, match="CPU torch tensor"):
-        attn_mlir.flash_attention(q, q, q)
 
 
 def test_wrong_library_path_fails_the_import(tmp_path):

@@ -3,7 +3,8 @@
 // splat becomes a constant fragment vector; local_load one ldmatrix per
 // 16x16 A fragment (x4) or 16x8 B fragment (x2, transposed for a [K][N]
 // buffer); mma one mma.sync m16n8k16 per (row tile, column tile, k step),
-// k steps innermost.
+// k steps outermost (innermost, into a fresh accumulator added in f32, with
+// accumulate_outside).
 //
 //===----------------------------------------------------------------------===//
 
@@ -237,9 +238,39 @@ struct MmaLowering : public OpConversionPattern<MmaOp> {
     for (int64_t tile = 0; tile < shape.mTiles * shape.nTiles; ++tile)
       acc.push_back(vector::ExtractOp::create(b, loc, adaptor.getAcc(),
                                               ArrayRef<int64_t>{tile}));
+    if (op.getAccumulateOutside()) {
+      // Each column tile's product summed from zero over every k step,
+      // then added into the accumulator in f32 (round to nearest): column
+      // tiles outermost, so that one fresh accumulator per row tile is
+      // live. A is read once (it is P, already in registers).
+      SmallVector<Value> aFrags;
+      for (int64_t m = 0; m < shape.mTiles; ++m)
+        for (int64_t k = 0; k < kSteps; ++k)
+          aFrags.push_back(aReader ? aReader->a(m, k)
+                                   : Value(vector::ExtractOp::create(
+                                         b, loc, adaptor.getA(),
+                                         ArrayRef<int64_t>{m * kSteps + k})));
+      auto fragType = VectorType::get({2, 2}, b.getF32Type());
+      Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(fragType));
+      for (int64_t n = 0; n < shape.nTiles; ++n) {
+        SmallVector<Value> fresh(shape.mTiles, zero);
+        for (int64_t k = 0; k < kSteps; ++k) {
+          Value bFrag = bReader ? bReader->bFragment(k, n)
+                                : Value(vector::ExtractOp::create(
+                                      b, loc, adaptor.getB(),
+                                      ArrayRef<int64_t>{k * shape.nTiles + n}));
+          for (int64_t m = 0; m < shape.mTiles; ++m)
+            fresh[m] = mmaSync(b, loc, aFrags[m * kSteps + k], bFrag, fresh[m]);
+        }
+        for (int64_t m = 0; m < shape.mTiles; ++m) {
+          Value &tile = acc[m * shape.nTiles + n];
+          tile = arith::AddFOp::create(b, loc, tile, fresh[m]);
+        }
+      }
+    }
     // k steps outermost: each A fragment feeds every column tile, each B
     // fragment every row tile.
-    for (int64_t k = 0; k < kSteps; ++k) {
+    for (int64_t k = 0; !op.getAccumulateOutside() && k < kSteps; ++k) {
       SmallVector<Value> aFrags;
       for (int64_t m = 0; m < shape.mTiles; ++m)
         aFrags.push_back(aReader ? aReader->a(m, k)

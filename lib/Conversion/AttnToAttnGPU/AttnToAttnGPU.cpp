@@ -443,7 +443,8 @@ private:
                                       /*transpose=*/false);
       if (failed(v))
         return failure();
-      updated = ag::MmaOp::create(b, loc, rescaled.getType(), p, *v, rescaled);
+      updated = ag::MmaOp::create(b, loc, rescaled.getType(), p, *v, rescaled,
+                                  knobs.valuesAccumulateOutside);
     }
     setTile(softmax.getNewMax(), step.getNewMax());
     setTile(softmax.getNewSum(), step.getNewSum());
@@ -673,7 +674,8 @@ struct ConvertAttnToAttnGPUPass
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     b.getUnitAttr());
     for (func::FuncOp kernel : kernels) {
-      if (failed(verifyBlockPointersLowered(kernel)))
+      if (failed(verifyBlockPointersLowered(kernel)) ||
+          failed(verifyF32Accumulators(kernel)))
         return signalPassFailure();
       if (fallback) {
         // What this schedule does not cover stays for convert-attn-to-gpu:

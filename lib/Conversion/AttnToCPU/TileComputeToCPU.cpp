@@ -266,12 +266,22 @@ struct OnlineSoftmaxToCPU : public OpRewritePattern<OnlineSoftmaxOp> {
                            });
     Value tileAcc = buildTileMatmul(b, loc, pLow, op.getValues(), Value(),
                                     /*transposeA=*/false, /*transposeB=*/false);
+    // An f64 accumulator (attn-widen-accumulators) takes the f32 block
+    // product and alpha extended.
+    Type accElement = accType.getElementType();
+    auto widen = [&](OpBuilder &nb, Location l, Value v) -> Value {
+      if (v.getType() == accElement)
+        return v;
+      return arith::ExtFOp::create(nb, l, accElement, v);
+    };
     Value newAcc = elementwise2D(
         b, loc, accType.getShape(), ValueRange{op.getAcc(), alpha, tileAcc},
-        {false, true, false}, b.getF32Type(),
+        {false, true, false}, accElement,
         [&](OpBuilder &nb, Location l, ValueRange a) {
           return arith::AddFOp::create(
-                     nb, l, arith::MulFOp::create(nb, l, a[0], a[1]), a[2])
+                     nb, l,
+                     arith::MulFOp::create(nb, l, a[0], widen(nb, l, a[1])),
+                     widen(nb, l, a[2]))
               .getResult();
         });
     rewriter.replaceOp(op, {newMax, newSum, newAcc});

@@ -162,7 +162,8 @@ struct ConvertAttnToGPUPass
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     b.getUnitAttr());
     for (func::FuncOp kernel : kernels) {
-      if (failed(verifyBlockPointersLowered(kernel)))
+      if (failed(verifyBlockPointersLowered(kernel)) ||
+          failed(verifyF32Accumulators(kernel)))
         return signalPassFailure();
       auto blockM = kernel->getAttrOfType<IntegerAttr>("attn.block_m");
       if (!blockM || blockM.getInt() <= 0 || blockM.getInt() % 16 != 0 ||

@@ -539,15 +539,25 @@ LogicalResult KernelEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
   } else {
     for (int64_t n = 0; n < accTiles; ++n) {
       SmallVector<Value> c(mTiles);
+      // values-accumulate-outside: the block's product from zero, then
+      // one f32 add per element (the tensor core's adds into a large
+      // running accumulator truncate).
+      bool outside = schedule.valuesAccumulateOutside;
+      auto fragType = VectorType::get({2, 2}, b.getF32Type());
+      Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(fragType));
       for (int64_t mi = 0; mi < mTiles; ++mi)
-        c[mi] = extract(b, loc, acc, {mi * accTiles + n});
+        c[mi] = outside ? zero : extract(b, loc, acc, {mi * accTiles + n});
       for (int64_t kk = 0; kk < kSteps; ++kk) {
         Value bK = ldmatrixB(*v, /*storedNK=*/false, kk, n);
         for (int64_t mi = 0; mi < mTiles; ++mi)
           c[mi] = mma(pA[mi * kSteps + kk], bK, c[mi]);
       }
-      for (int64_t mi = 0; mi < mTiles; ++mi)
+      for (int64_t mi = 0; mi < mTiles; ++mi) {
+        if (outside)
+          c[mi] = arith::AddFOp::create(
+              b, loc, extract(b, loc, acc, {mi * accTiles + n}), c[mi]);
         acc = insert(b, loc, c[mi], acc, {mi * accTiles + n});
+      }
     }
   }
 

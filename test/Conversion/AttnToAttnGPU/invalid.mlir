@@ -61,3 +61,20 @@ func.func @head_dim_40(%Q: !t, %K: !t, %O: !t) attributes {attn.block_m = 64 : i
   return
 }
 
+
+// -----
+
+// An f64 accumulator is the CPU pipeline's (attn-widen-accumulators): the
+// GPU keeps f32 accumulators in registers.
+!t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @f64_accumulator(%Q: !t, %K: !t, %V: !t, %O: !t, %s: f32) attributes {attn.block_m = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %sc = arith.constant dense<0.0> : tensor<64x64xf32>
+  %v = attn.tile_load %V[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<64x64xf16>
+  %m = arith.constant dense<0xFF800000> : tensor<64xf32>
+  %l = arith.constant dense<0.0> : tensor<64xf32>
+  %acc = arith.constant dense<0.0> : tensor<64x64xf64>
+  // expected-error @+1 {{with an f64 accumulator is lowered on the CPU only}}
+  %m1, %l1, %acc1 = attn.online_softmax %sc, %v, scale = %s, state = (%m, %l, %acc) : tensor<64x64xf32>, tensor<64x64xf16>, tensor<64xf32>, tensor<64x64xf64>
+  return
+}

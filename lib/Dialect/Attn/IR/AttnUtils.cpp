@@ -37,6 +37,19 @@ LogicalResult mlir::attn::verifyBlockPointersLowered(func::FuncOp kernel) {
   return success();
 }
 
+LogicalResult mlir::attn::verifyF32Accumulators(func::FuncOp kernel) {
+  WalkResult result = kernel.walk([&](OnlineSoftmaxOp step) {
+    if (cast<RankedTensorType>(step.getAcc().getType())
+            .getElementType()
+            .isF32())
+      return WalkResult::advance();
+    step.emitOpError() << "with an f64 accumulator is lowered on the CPU "
+                          "only (the GPU keeps f32 accumulators)";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 Value mlir::attn::createPaddingConstant(OpBuilder &b, Location loc,
                                         Type element, PaddingOption padding) {
   auto floatType = cast<FloatType>(element);

@@ -23,6 +23,9 @@ def Attn_Tile : RankedTensorOf<[F16, BF16, F32]>;
 def Attn_AnyBlockPtr : Type<CPred<"::llvm::isa<::mlir::attn::BlockPtrType>($_self)">,
                             "block pointer">;
 def Attn_F32Tile : RankedTensorOf<[F32]>;
+// The online softmax's running accumulator: f32, or f64 where the CPU
+// pipeline widens it (attn-widen-accumulators).
+def Attn_AccTile : RankedTensorOf<[F32, F64]>;
 
 //===----------------------------------------------------------------------===//
 // Program identity
@@ -366,6 +369,10 @@ def Attn_OnlineSoftmaxOp : Attn_Op<"online_softmax", [Pure,
     new_acc = acc * alpha + convert(p, elt(values)) * values   (f32 accumulation)
     ```
 
+    `acc` is f32, or f64 (CPU only: attn-widen-accumulators carries the
+    running accumulator of a key loop in f64; the block's product is still
+    summed in f32, then added in f64).
+
     Masked scores are -inf and contribute exactly 0.
 
     ```mlir
@@ -376,9 +383,9 @@ def Attn_OnlineSoftmaxOp : Attn_Op<"online_softmax", [Pure,
     ```
   }];
   let arguments = (ins Attn_F32Tile:$scores, Attn_Tile:$values, F32:$scale,
-                       Attn_F32Tile:$max, Attn_F32Tile:$sum, Attn_F32Tile:$acc);
+                       Attn_F32Tile:$max, Attn_F32Tile:$sum, Attn_AccTile:$acc);
   let results = (outs Attn_F32Tile:$new_max, Attn_F32Tile:$new_sum,
-                      Attn_F32Tile:$new_acc);
+                      Attn_AccTile:$new_acc);
   let assemblyFormat = [{
     $scores `,` $values `,` `scale` `=` $scale `,`
     `state` `=` `(` $max `,` $sum `,` $acc `)` attr-dict

@@ -17,6 +17,11 @@ bool containsAttnOps(Operation *op);
 /// The tile kernels of `module`: the functions that hold attn ops.
 SmallVector<func::FuncOp> collectTileKernels(ModuleOp module);
 
+/// Fails, with an error on the op, where an attn.online_softmax carries an
+/// f64 accumulator (attn-widen-accumulators' CPU form): GPU lowerings keep
+/// f32 accumulators in registers.
+LogicalResult verifyF32Accumulators(func::FuncOp kernel);
+
 /// Fails, with an error at `kernel`, when block pointers are still there
 /// (the CPU and GPU lowerings need attn-lower-block-pointers first).
 LogicalResult verifyBlockPointersLowered(func::FuncOp kernel);

@@ -118,4 +118,18 @@ def AttnCheckProvenance : Pass<"attn-check-provenance", "::mlir::func::FuncOp"> 
   ];
 }
 
+def AttnWidenAccumulators
+    : Pass<"attn-widen-accumulators", "::mlir::func::FuncOp"> {
+  let summary = "Carry the online softmax's running accumulator in f64 (CPU)";
+  let description = [{
+    Every `scf.for` iteration argument that is `attn.online_softmax`'s `acc`
+    and is yielded from its `new_acc` becomes an f64 tensor; the initial value
+    is extended, other users see an f32 truncation. In f32 each key block's
+    add rounds at the running value's scale, so the output's error grows with
+    the row's length (a mean of 2^25 values: rel err ~1e-5); in f64 it stays
+    that of one block. Part of the CPU pipeline; the GPU keeps f32 registers.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -239,6 +239,10 @@ def AttnGPU_MmaOp : AttnGPU_Op<"mma", [Pure,
     A [M, K] times B [K, N] plus the accumulator C [M, N], as mma.sync
     m16n8k16 (m16n8k8 for f32 operands, run as tf32). Operands carry the
     `#attngpu.mma<mma_sync, ...>` layouts of their roles, for the same warps.
+    With `accumulate_outside`, each output tile's product is summed from
+    zero over K on the tensor cores and then added into C with f32 adds
+    (round to nearest): the P V update of a long row, where the tensor
+    core's own adds into a large running C truncate.
 
     ```mlir
     %s = attngpu.mma %q, %k, %zero
@@ -247,11 +251,13 @@ def AttnGPU_MmaOp : AttnGPU_Op<"mma", [Pure,
         -> !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
     ```
   }];
-  let arguments = (ins AttnGPU_Tile:$a, AttnGPU_Tile:$b, AttnGPU_Tile:$acc);
+  let arguments = (ins AttnGPU_Tile:$a, AttnGPU_Tile:$b, AttnGPU_Tile:$acc,
+                       UnitAttr:$accumulate_outside);
   let results = (outs AttnGPU_Tile:$result);
   let assemblyFormat = [{
-    $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,`
-    qualified(type($b)) `->` qualified(type($result))
+    $a `,` $b `,` $acc (`accumulate_outside` $accumulate_outside^)? attr-dict
+    `:` qualified(type($a)) `,` qualified(type($b)) `->`
+    qualified(type($result))
   }];
   let hasVerifier = 1;
 }

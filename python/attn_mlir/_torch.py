@@ -1,0 +1,368 @@
+"""attn_mlir.flash_attention for torch tensors: two torch operators,
+
+    torch.ops.attn_mlir.flash_attention(q, k, v, causal="none", scale=None,
+                                        layout="bhsd") -> out
+    torch.ops.attn_mlir.flash_attention_lse(...same...) -> (out, lse)
+
+registered with torch.library: kernels for CPU tensors (the CPU back end)
+and CUDA tensors (the GPU, on the current stream), a fake implementation
+(output shapes, for torch.compile and meta tensors) and an Autograd kernel
+that refuses inputs which require grad while grad mode is on, since there is
+no backward yet (rather than returning an output without gradients).
+
+Imported by attn_mlir when it first meets a torch tensor (or at its import
+when torch is already imported); the package itself never imports torch.
+
+A call costs what the dispatcher costs plus one ctypes call: the first call
+with a given (shapes, strides, dtypes, devices, mask, scale, layout, thread)
+checks the arguments, gets the kernel and builds its C arguments (a launch
+plan); later calls fill in the data pointers and launch.
+"""
+
+import ctypes
+import threading
+
+import torch
+
+from . import (_capi, _check, _check_scale, _check_shapes, _is_flag, _kernel,
+               _tensor)
+
+_NAMESPACE = "attn_mlir"
+_CAUSAL_NAMES = {None: "none", False: "none", True: "top_left",
+                 "none": "none", "top_left": "top_left",
+                 "bottom_right": "bottom_right"}
+_CAUSAL_CODES = {"none": _capi.CAUSAL_NONE,
+                 "top_left": _capi.CAUSAL_TOP_LEFT,
+                 "bottom_right": _capi.CAUSAL_BOTTOM_RIGHT}
+_DTYPES = {torch.float16: _capi.F16, torch.bfloat16: _capi.BF16,
+           torch.float32: _capi.F32}
+_LAYOUTS = ("bhsd", "bshd")
+_ARGS = ('(Tensor q, Tensor k, Tensor v, str causal="none", '
+         'float? scale=None, str layout="bhsd")')
+
+GRAD_MESSAGE = (
+    "attn_mlir.flash_attention has no backward yet: {} require{} grad while "
+    "grad mode is on, and the output would silently have no gradient. Call "
+    "it under torch.no_grad() or torch.inference_mode(), or pass detached "
+    "tensors")
+
+
+# --------------------------------------------------------------------------
+# The Python entry point (attn_mlir.flash_attention with torch tensors)
+# --------------------------------------------------------------------------
+
+def flash_attention(q, k, v, causal, scale, layout, return_lse):
+    """attn_mlir.flash_attention's options checked and normalised, then the
+    operator. Kept small: torch.compile traces it."""
+    if not (isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and
+            isinstance(v, torch.Tensor)):
+        raise TypeError("q, k and v must all be torch tensors or all be "
+                        "numpy arrays")
+    if layout != "bhsd" and layout != "bshd":
+        raise ValueError(f"layout must be 'bhsd' or 'bshd', not {layout!r}")
+    try:
+        causal = _CAUSAL_NAMES[causal]
+    except (KeyError, TypeError):
+        raise ValueError("causal must be None, False, True, 'top_left' or "
+                         f"'bottom_right', not {causal!r}") from None
+    if scale is not None:
+        scale = _check_scale(scale)
+    if return_lse is False:
+        return _op(q, k, v, causal, scale, layout)
+    if not _is_flag(return_lse):
+        raise TypeError(f"return_lse must be True or False, not "
+                        f"{return_lse!r}")
+    if return_lse:
+        return _op_lse(q, k, v, causal, scale, layout)
+    return _op(q, k, v, causal, scale, layout)
+
+
+# --------------------------------------------------------------------------
+# Argument checks shared by the real and the fake kernels
+# --------------------------------------------------------------------------
+
+def _logical(t, layout):
+    """The [B, H, S, D] view of a tensor in `layout`."""
+    return t if layout == "bhsd" else t.transpose(1, 2)
+
+
+def _validate(q, k, v, causal, scale, layout):
+    """Checks what the operator receives (whoever calls it); returns the
+    dtype code, the causal code and the logical shapes."""
+    if layout not in _LAYOUTS:
+        raise ValueError(f"layout must be 'bhsd' or 'bshd', not {layout!r}")
+    causal_code = _CAUSAL_CODES.get(causal)
+    if causal_code is None:
+        raise ValueError("causal must be 'none', 'top_left' or "
+                         f"'bottom_right', not {causal!r}")
+    _check_scale(scale)
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dim() != 4:
+            raise ValueError(f"{name} must have rank 4 ({layout}), it has "
+                             f"rank {t.dim()} (shape {tuple(t.shape)})")
+    code = _DTYPES.get(q.dtype)
+    if code is None:
+        raise TypeError(f"unsupported dtype {q.dtype} (torch inputs may be "
+                        "float16, bfloat16 or float32)")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise TypeError(f"q, k and v must have one dtype, got {q.dtype}, "
+                        f"{k.dtype}, {v.dtype}")
+    if not (q.device == k.device == v.device):
+        raise ValueError("q, k and v are on different devices: "
+                         f"{q.device}, {k.device}, {v.device}")
+    if q.device.type not in ("cpu", "cuda", "meta"):
+        raise TypeError(f"attn_mlir runs torch tensors on the CPU or on "
+                        f"CUDA devices, not on {q.device.type}")
+    dims = _check_shapes(*(_logical(t, layout).shape for t in (q, k, v)))
+    return code, causal_code, dims
+
+
+def _out_shape(dims, layout):
+    B, H, SQ, _, _, _, DV = dims
+    return (B, H, SQ, DV) if layout == "bhsd" else (B, SQ, H, DV)
+
+
+# --------------------------------------------------------------------------
+# The real kernels (CPU and CUDA)
+# --------------------------------------------------------------------------
+
+class _Plan:
+    """What a launch needs beyond the data pointers, for one key."""
+
+    __slots__ = ("handle", "tensors", "args", "out_shape", "lse_shape",
+                 "index", "copy", "layout", "empty")
+
+
+# Launch plans by key (see _run); per thread, since a plan's C structures
+# receive each call's data pointers.
+_plans = {}
+_MAX_PLANS = 1024
+_get_ident = threading.get_ident
+
+# attn_kernel_launch with every argument a void pointer: the plan passes
+# addresses of its structures (no byref per call).
+_launch = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * 8))(
+    ("attn_kernel_launch", _capi.lib))
+
+try:  # the raw stream and device without building Python objects
+    _raw_stream = torch._C._cuda_getCurrentRawStream
+    _current_device = torch._C._cuda_getDevice
+except AttributeError:  # a torch without CUDA, or another version
+    def _raw_stream(index):
+        return torch.cuda.current_stream(index).cuda_stream
+
+    def _current_device():
+        return torch.cuda.current_device()
+
+
+def forget_plans():
+    """Drops every launch plan (clear_memory_cache: their kernels go)."""
+    _plans.clear()
+
+
+class _Elsewhere(Exception):
+    """Tensors that the real kernels do not take (meta): the Autograd
+    kernel passes them down the dispatcher instead (to the fake kernel)."""
+
+
+def _make_plan(q, k, v, causal, scale, layout, with_lse):
+    code, causal_code, dims = _validate(q, k, v, causal, scale, layout)
+    if q.device.type not in ("cpu", "cuda"):
+        raise _Elsewhere()
+    B, H, SQ, D, HKV, SKV, DV = dims
+    plan = _Plan()
+    plan.out_shape = _out_shape(dims, layout)
+    plan.lse_shape = (B, H, SQ)
+    plan.index = q.get_device() if q.is_cuda else -1
+    plan.layout = layout
+    plan.empty = B * H * SQ == 0
+    if plan.empty:
+        return plan
+    if SKV == 0:
+        raise ValueError("k and v have no keys (sequence length 0)")
+    # The kernel reads any strides but a unit one along the head dim: other
+    # views are copied (every call; the plan notes which).
+    views = [_logical(t, layout) for t in (q, k, v)]
+    plan.copy = tuple(t.stride(-1) != 1 or any(s < 0 for s in t.stride())
+                      for t in views)
+    if not any(plan.copy):
+        plan.copy = None
+    else:
+        views = [t.contiguous() if c else t
+                 for t, c in zip(views, plan.copy)]
+    out = _logical(torch.empty(plan.out_shape, dtype=q.dtype,
+                               device=q.device), layout)
+    lse = torch.empty(plan.lse_shape, dtype=torch.float32, device=q.device)
+    scope = torch.cuda.device(plan.index) if plan.index >= 0 else _no_scope
+    with scope:
+        plan.handle = _kernel(code, D, DV, causal_code, H // HKV, with_lse,
+                              "cuda" if plan.index >= 0 else "cpu")
+    plan.tensors = [_tensor(None, list(t.shape), list(t.stride()))
+                    for t in views + [out] + ([lse] if with_lse else [])]
+    scale_arg = ctypes.c_float(scale) if scale is not None else None
+    plan.tensors.append(scale_arg)  # kept alive with the plan
+    addresses = [ctypes.addressof(t) for t in plan.tensors[:4]]
+    addresses.append(ctypes.addressof(plan.tensors[4]) if with_lse else None)
+    addresses.append(ctypes.addressof(scale_arg) if scale is not None
+                     else None)
+    plan.args = (plan.handle.value, *addresses)
+    return plan
+
+
+class _NoScope:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+_no_scope = _NoScope()
+
+
+def _run(q, k, v, causal, scale, layout, with_lse):
+    key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(),
+           q.dtype, k.dtype, v.dtype, q.device, k.device, v.device, causal,
+           scale, layout, with_lse, _get_ident())
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _make_plan(q, k, v, causal, scale, layout, with_lse)
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        _plans[key] = plan
+    out = q.new_empty(plan.out_shape)
+    lse = q.new_empty(plan.lse_shape, dtype=torch.float32) \
+        if with_lse else None
+    if plan.empty:
+        return (out, lse) if with_lse else out
+    if plan.copy is not None:
+        layout = plan.layout
+        q, k, v = (_logical(t, layout).contiguous() if c else t
+                   for t, c in zip((q, k, v), plan.copy))
+    tensors = plan.tensors
+    tensors[0].data = q.data_ptr()
+    tensors[1].data = k.data_ptr()
+    tensors[2].data = v.data_ptr()
+    tensors[3].data = out.data_ptr()
+    if with_lse:
+        tensors[4].data = lse.data_ptr()
+    index = plan.index
+    if index < 0:
+        status = _launch(*plan.args, None)
+    elif _current_device() == index:
+        status = _launch(*plan.args, _raw_stream(index))
+    else:
+        # The library launches in the current CUDA context: the tensors'.
+        with torch.cuda.device(index):
+            status = _launch(*plan.args, _raw_stream(index))
+    if status:
+        _check(status)
+    return (out, lse) if with_lse else out
+
+
+def _impl(q, k, v, causal="none", scale=None, layout="bhsd"):
+    return _run(q, k, v, causal, scale, layout, False)
+
+
+def _impl_lse(q, k, v, causal="none", scale=None, layout="bhsd"):
+    return _run(q, k, v, causal, scale, layout, True)
+
+
+# --------------------------------------------------------------------------
+# Fake (meta) kernels: shapes only, for torch.compile and meta tensors
+# --------------------------------------------------------------------------
+
+def _fake(q, k, v, causal="none", scale=None, layout="bhsd"):
+    _, _, dims = _validate(q, k, v, causal, scale, layout)
+    return q.new_empty(_out_shape(dims, layout))
+
+
+def _fake_lse(q, k, v, causal="none", scale=None, layout="bhsd"):
+    _, _, dims = _validate(q, k, v, causal, scale, layout)
+    B, H, SQ = dims[:3]
+    return (q.new_empty(_out_shape(dims, layout)),
+            q.new_empty((B, H, SQ), dtype=torch.float32))
+
+
+# --------------------------------------------------------------------------
+# Autograd: no backward yet, so inputs that need one are refused
+# --------------------------------------------------------------------------
+
+def _refuse_grad(q, k, v):
+    if torch.is_grad_enabled():
+        needing = [n for n, t in (("q", q), ("k", k), ("v", v))
+                   if t.requires_grad]
+        if needing:
+            names = ", ".join(needing)
+            raise RuntimeError(GRAD_MESSAGE.format(
+                names, "s" if len(needing) == 1 else ""))
+
+
+_below_autograd = torch._C._AutoDispatchBelowAutograd
+_Tensor = torch.Tensor
+try:
+    _dispatch_modes = torch._C._len_torch_dispatch_stack
+except AttributeError:  # another torch: always pass down the dispatcher
+    def _dispatch_modes():
+        return 1
+
+
+def _autograd_run(q, k, v, causal, scale, layout, with_lse):
+    """The Autograd kernel of both operators. After the grad check, plain
+    CPU/CUDA tensors with no dispatch mode active would only pass through
+    keys that do nothing for a functional operator (ADInplaceOrView) to
+    reach the CPU/CUDA kernel: it runs that kernel itself, saving a second
+    trip through the dispatcher (a third of the operator's overhead).
+    Anything else (tensor subclasses such as FakeTensor, modes such as
+    torch.compile's tracing, meta tensors) goes down the dispatcher."""
+    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or
+                                    v.requires_grad):
+        _refuse_grad(q, k, v)
+    if (type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor
+            and not _dispatch_modes()):
+        try:
+            return _run(q, k, v, causal, scale, layout, with_lse)
+        except _Elsewhere:
+            pass
+    with _below_autograd():
+        if with_lse:
+            return _op_lse(q, k, v, causal, scale, layout)
+        return _op(q, k, v, causal, scale, layout)
+
+
+def _autograd(q, k, v, causal="none", scale=None, layout="bhsd"):
+    return _autograd_run(q, k, v, causal, scale, layout, False)
+
+
+def _autograd_lse(q, k, v, causal="none", scale=None, layout="bhsd"):
+    return _autograd_run(q, k, v, causal, scale, layout, True)
+
+
+# --------------------------------------------------------------------------
+# Registration
+# --------------------------------------------------------------------------
+
+def _register():
+    try:
+        lib = torch.library.Library(_NAMESPACE, "DEF")
+    except RuntimeError:
+        # Registered already (another copy of the package in this process):
+        # its operators serve.
+        return None
+    register_fake = getattr(torch.library, "register_fake", None) or \
+        torch.library.impl_abstract
+    for name, schema_out, impl, fake, autograd in (
+            ("flash_attention", "Tensor", _impl, _fake, _autograd),
+            ("flash_attention_lse", "(Tensor, Tensor)", _impl_lse, _fake_lse,
+             _autograd_lse)):
+        lib.define(name + _ARGS + " -> " + schema_out)
+        lib.impl(name, impl, "CPU")
+        lib.impl(name, impl, "CUDA")
+        lib.impl(name, autograd, "Autograd")
+        register_fake(f"{_NAMESPACE}::{name}", fake, lib=lib)
+    return lib
+
+
+_library = _register()  # kept: the registrations live as long as it does
+_op = torch.ops.attn_mlir.flash_attention.default
+_op_lse = torch.ops.attn_mlir.flash_attention_lse.default
