@@ -12,6 +12,7 @@ ATTN_APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22
   libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
   cmake ninja-build g++ python3 python3-numpy python3-pytest libgtest-dev
+  python3-venv patchelf
 )
 
 attn_log() { printf '[attn] %s\n' "$*" >&2; }

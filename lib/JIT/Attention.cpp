@@ -72,15 +72,15 @@ std::optional<Target> Target::parse(const std::string &text,
             mlir::attn::supportedGpuChips() + ")";
     return std::nullopt;
   }
-  // The current device decides: sm_90 gets its arch-specific variant.
+  // The current device decides (gpuChipForComputeCapability): sm_90 gets
+  // its arch-specific variant, a chip newer than any served sm_90 PTX.
   mlir::attn::CudaDriver *driver = mlir::attn::CudaDriver::get(error);
   if (!driver)
     return std::nullopt;
   int major = 0, minor = 0;
   if (!driver->computeCapability(major, minor, error))
     return std::nullopt;
-  target.chip = "sm_" + std::to_string(major * 10 + minor) +
-                (major == 9 && minor == 0 ? "a" : "");
+  target.chip = mlir::attn::gpuChipForComputeCapability(major, minor);
   if (!validChip(target.chip, error))
     return std::nullopt;
   return target;

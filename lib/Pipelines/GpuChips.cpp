@@ -127,3 +127,20 @@ std::optional<GpuChip> mlir::attn::resolveGpuChip(std::string_view chip,
   out.features = std::string(features);
   return out;
 }
+
+std::string mlir::attn::gpuChipForComputeCapability(int major, int minor) {
+  if (major < 0 || minor < 0 || minor > 9 || major > 99)
+    return "sm_" + std::to_string(major) + "_" + std::to_string(minor);
+  int capability = major * 10 + minor;
+  std::string chip = "sm_" + std::to_string(capability);
+  if (capability == 90)
+    return "sm_90a";
+  for (const ChipInfo &info : kChips)
+    if (chip == info.name)
+      return chip;
+  if (capability >= 90)
+    return "sm_90";
+  if (capability >= 80)
+    return "sm_80";
+  return chip;
+}

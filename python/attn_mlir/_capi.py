@@ -1,10 +1,11 @@
 """ctypes bindings of the C API (include/attn-c/attn.h).
 
 The shared library is found at $ATTN_MLIR_LIB when set (a wrong path is an
-ImportError), else in the installed tree (<prefix>/lib/libattn.so for the
-package at <prefix>/python/attn_mlir) or in the build tree
-(build/lib/libattn.so). There is no fallback: without the compiled
-library the package does not import.
+ImportError), else inside the package (attn_mlir/lib/libattn.so.MAJOR, the
+wheel's: scripts/attn_wheel.py), else in the installed tree
+(<prefix>/lib/libattn.so for the package at <prefix>/python/attn_mlir) or in
+the build tree (build/lib/libattn.so). There is no fallback: without the
+compiled library the package does not import.
 """
 
 import ctypes
@@ -55,6 +56,11 @@ class CacheStats(ctypes.Structure):
 
 def _candidates():
     here = os.path.dirname(os.path.abspath(__file__))
+    lib = os.path.join(here, "lib")  # the wheel: libattn.so.MAJOR alone
+    if os.path.isdir(lib):
+        for name in sorted(os.listdir(lib)):
+            if name.startswith(_LIB_NAME + "."):
+                yield os.path.join(lib, name)
     yield os.path.join(here, "..", "..", "lib", _LIB_NAME)  # cmake --install
     yield os.path.join(here, "..", "..", "build", "lib", _LIB_NAME)  # build tree
 

@@ -29,7 +29,9 @@ def test_attn_run_kernel_is_a_disk_hit_for_the_api(tmp_path):
         env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert len(os.listdir(tmp_path)) == 1
-    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    # The package under test (the source tree's or the installed one).
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(
+        os.path.abspath(attn_mlir.__file__)))
     api = subprocess.run([sys.executable, "-c", PROGRAM], env=env,
                          capture_output=True, text=True)
     assert api.returncode == 0, api.stderr

@@ -170,10 +170,27 @@ def test_unserved_chip_raises(chip):
                           "cuda:" + chip)
 
 
+@pytest.mark.parametrize("chip", ["sm_100", "sm_100a", "sm_120"])
+def test_blackwell_chips_compile_in_process(chip):
+    # What `cuda` names a B200 or an RTX 50: compiled to PTX in this process
+    # (no GPU needed), where it used to end the interpreter with "LLVM ERROR:
+    # PTX version 8.0 does not support target". Kernels are cached per
+    # process: a chip not compiled before is a new kernel.
+    from attn_mlir import _capi
+    before = attn_mlir.cache_stats()
+    handle = attn_mlir._kernel(_capi.F16, 64, 64, _capi.CAUSAL_TOP_LEFT, 1,
+                               False, "cuda:" + chip)
+    assert handle is not None
+    after = attn_mlir.cache_stats()
+    assert (after["compilations"] + after["disk_hits"] >
+            before["compilations"] + before["disk_hits"])
+
+
 def test_wrong_library_path_fails_the_import(tmp_path):
     env = dict(os.environ, ATTN_MLIR_LIB=str(tmp_path / "nope.so"))
+    # The package under test (the source tree's or the installed one).
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))
+        os.path.abspath(attn_mlir.__file__)))
     run = subprocess.run([sys.executable, "-c", "import attn_mlir"], env=env,
                          capture_output=True, text=True)
     assert run.returncode != 0
@@ -217,8 +234,9 @@ def test_clearing_the_cache_while_launching():
     # clear_memory_cache() in one thread while others launch: each launch
     # keeps its kernel alive (it used to be released under it: segfault).
     env = dict(os.environ)
+    # The package under test (the source tree's or the installed one).
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))
+        os.path.abspath(attn_mlir.__file__)))
     run = subprocess.run([sys.executable, "-c", CLEAR_WHILE_LAUNCHING],
                          env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", (

@@ -20,7 +20,10 @@ torch = pytest.importorskip("torch")
 import attn_mlir  # noqa: E402
 import reference  # noqa: E402
 
-PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Where the package under test comes from (the source tree's python/, or
+# site-packages for the installed wheel), for subprocesses.
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(
+    attn_mlir.__file__)))
 BOUND = {torch.float16: 2e-3, torch.bfloat16: 1e-2, torch.float32: 1e-5}
 MODE = {None: None, False: None, True: "top_left", "top_left": "top_left",
         "bottom_right": "bottom_right"}

@@ -12,8 +12,11 @@ import math
 import os
 import sys
 
-# The package from this source tree (pytest's conftest does the same).
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The package from this source tree (pytest's conftest does the same),
+# unless ATTN_TEST_INSTALLED=1 asks for the installed one (the wheel).
+if os.environ.get("ATTN_TEST_INSTALLED") != "1":
+    sys.path.insert(0,
+                    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 try:
     import torch

@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 using namespace attn;
@@ -128,6 +129,38 @@ TEST(JitSpec, TargetChips) {
   }
   EXPECT_FALSE(mlir::attn::resolveGpuChip("sm_100a", "+ptx80", error));
   EXPECT_NE(error.find("at least +ptx86"), std::string::npos) << error;
+}
+
+// What plain `cuda` compiles for on the current device (Target::parse asks
+// the driver for its compute capability, then this pure mapping): served
+// chips are themselves, 9.0 is sm_90a, and a chip no one has served yet
+// (Blackwell's 10.1 or 12.2, 11.0, 13.0, a 20.0) gets sm_90 PTX for the
+// driver to JIT, never an error. Every chip it gives from 8.0 on resolves.
+TEST(JitSpec, CudaChipOfComputeCapability) {
+  using mlir::attn::gpuChipForComputeCapability;
+  EXPECT_EQ(gpuChipForComputeCapability(8, 0), "sm_80");
+  EXPECT_EQ(gpuChipForComputeCapability(8, 6), "sm_86");
+  EXPECT_EQ(gpuChipForComputeCapability(8, 9), "sm_89");
+  EXPECT_EQ(gpuChipForComputeCapability(9, 0), "sm_90a");
+  EXPECT_EQ(gpuChipForComputeCapability(10, 0), "sm_100");
+  EXPECT_EQ(gpuChipForComputeCapability(10, 3), "sm_103");
+  EXPECT_EQ(gpuChipForComputeCapability(12, 0), "sm_120");
+  EXPECT_EQ(gpuChipForComputeCapability(12, 1), "sm_121");
+  for (auto [major, minor] : std::initializer_list<std::pair<int, int>>{
+           {10, 1}, {10, 2}, {11, 0}, {12, 2}, {13, 0}, {20, 0}, {9, 9}})
+    EXPECT_EQ(gpuChipForComputeCapability(major, minor), "sm_90")
+        << major << "." << minor;
+  EXPECT_EQ(gpuChipForComputeCapability(8, 8), "sm_80");
+  EXPECT_EQ(gpuChipForComputeCapability(7, 5), "sm_75"); // refused below
+  std::string error;
+  EXPECT_FALSE(mlir::attn::resolveGpuChip("sm_75", "", error));
+  for (int major = 8; major <= 30; ++major)
+    for (int minor = 0; minor <= 9; ++minor) {
+      std::string chip = gpuChipForComputeCapability(major, minor);
+      EXPECT_TRUE(mlir::attn::resolveGpuChip(chip, "", error))
+          << major << "." << minor << " -> " << chip << ": " << error;
+      EXPECT_TRUE(Target::parse("cuda:" + chip, error)) << chip << error;
+    }
 }
 
 // A Target built by hand skips Target::parse: getKernel checks its chip

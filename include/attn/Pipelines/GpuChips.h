@@ -42,6 +42,15 @@ std::optional<GpuChip> resolveGpuChip(std::string_view chip,
                                       std::string_view features,
                                       std::string &error);
 
+/// The chip the `cuda` target (the current device) compiles for, from the
+/// device's compute capability: a chip served is itself (9.0 is sm_90a, for
+/// wgmma); a chip newer than any served, or one between them that is not
+/// served (10.1, 11.0, 12.2, 13.0, ...), gets sm_90 PTX, which the driver
+/// JIT-compiles for it (plain PTX runs on every later chip; sm_90a's and
+/// the Blackwell "a" targets' do not); an unknown 8.x gets sm_80. Below
+/// sm_80 the chip itself, which resolveGpuChip refuses. Pure: no driver.
+std::string gpuChipForComputeCapability(int major, int minor);
+
 } // namespace mlir::attn
 
 #endif // ATTN_PIPELINES_GPUCHIPS_H
