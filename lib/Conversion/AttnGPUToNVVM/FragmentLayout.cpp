@@ -6,6 +6,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 using namespace mlir;
 using namespace mlir::attngpu;
@@ -82,6 +83,13 @@ ThreadCoords::ThreadCoords(OpBuilder &b, Location loc) {
   lane = arith::RemUIOp::create(b, loc, threadId, indexConstant(b, loc, 32));
   group = arith::DivUIOp::create(b, loc, lane, indexConstant(b, loc, 4));
   inGroup = arith::RemUIOp::create(b, loc, lane, indexConstant(b, loc, 4));
+}
+
+Value mlir::attngpu::roundToTF32(OpBuilder &b, Location loc, Value x) {
+  return NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
+                                   ValueRange{x}, ValueRange{},
+                                   "cvt.rna.tf32.f32 $0, $1;", Value())
+      ->getResult(0);
 }
 
 Value mlir::attngpu::fragmentRow(OpBuilder &b, Location loc,

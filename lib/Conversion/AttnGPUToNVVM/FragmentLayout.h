@@ -57,6 +57,10 @@ Value indexConstant(OpBuilder &b, Location loc, int64_t value);
 Value fragmentRow(OpBuilder &b, Location loc, const ThreadCoords &thread,
                   const FragmentShape &shape, int64_t mTile, int64_t half);
 
+/// `x` rounded to tf32 (cvt.rna: to nearest, ties away), as the tensor cores
+/// read f32 operands (truncating, unrounded).
+Value roundToTF32(OpBuilder &b, Location loc, Value x);
+
 /// Memref indices of element (row, col) of stage `stage` of a shared buffer
 /// (converted memref `type`), with the buffer layout's swizzle.
 SmallVector<Value> sharedIndices(OpBuilder &b, Location loc, SharedType type,

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -71,6 +72,8 @@ public:
   const FragmentShape &getShape() const { return shape; }
 
   Value a(int64_t m, int64_t k) {
+    if (tile.getElementType().isF32())
+      return aTF32(m, k);
     Value row = arith::AddIOp::create(b, loc, rowBase, c(m * 16));
     Value col = arith::AddIOp::create(b, loc, kHalf, c(k * 16));
     return nvgpu::LdMatrixOp::create(
@@ -80,6 +83,8 @@ public:
   }
 
   Value bFragment(int64_t k, int64_t n) {
+    if (tile.getElementType().isF32())
+      return bTF32(k, n);
     Value row, col;
     if (op.getTranspose()) {
       // Buffer [N][K]: lanes 0-7 address rows n..n+7 at k, lanes 8-15 the
@@ -101,6 +106,46 @@ public:
 
 private:
   Value c(int64_t v) { return indexConstant(b, loc, v); }
+
+  /// One f32 element of the buffer, rounded to tf32 (ldmatrix reads 16-bit
+  /// elements only: f32 fragments are plain shared-memory loads).
+  Value element(Value row, Value col) {
+    Value v = memref::LoadOp::create(
+        b, loc, buffer,
+        sharedIndices(b, loc, op.getBuffer().getType(), stage, row, col));
+    return roundToTF32(b, loc, v);
+  }
+
+  /// tf32 m16n8k8 A: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8,
+  /// t + 4) of the 16x8 block (row tile m, k step k).
+  Value aTF32(int64_t m, int64_t k) {
+    Value row0 = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, thread.warp, c(shape.rowsPerWarp)),
+        arith::AddIOp::create(b, loc, thread.group, c(m * 16)));
+    Value row1 = arith::AddIOp::create(b, loc, row0, c(8));
+    Value col0 = arith::AddIOp::create(b, loc, thread.inGroup, c(k * 8));
+    Value col1 = arith::AddIOp::create(b, loc, col0, c(4));
+    SmallVector<Value> elems{element(row0, col0), element(row1, col0),
+                             element(row0, col1), element(row1, col1)};
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({4, 1}, b.getF32Type()), elems);
+  }
+
+  /// tf32 m16n8k8 B: b0 (k = t, n = g), b1 (k = t + 4, n = g), from a
+  /// [N][K] buffer (transpose) or a [K][N] one.
+  Value bTF32(int64_t k, int64_t n) {
+    Value nIndex = arith::AddIOp::create(b, loc, thread.group, c(n * 8));
+    Value k0 = arith::AddIOp::create(b, loc, thread.inGroup, c(k * 8));
+    Value k1 = arith::AddIOp::create(b, loc, k0, c(4));
+    SmallVector<Value> elems;
+    for (Value kIndex : {k0, k1})
+      elems.push_back(op.getTranspose() ? element(nIndex, kIndex)
+                                        : element(kIndex, nIndex));
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({2, 1}, b.getF32Type()), elems);
+  }
+
   OpBuilder &b;
   Location loc;
   LocalLoadOp op;
@@ -111,21 +156,11 @@ private:
   Value lane16, lane8, rowBase, kHalf;
 };
 
-static LogicalResult checkSixteenBit(LocalLoadOp op) {
-  if (op.getResult().getType().getElementType().isF32())
-    return op.emitOpError()
-           << "of f32 (tf32) fragments is not lowered yet (ldmatrix reads "
-              "16-bit elements)";
-  return success();
-}
-
 struct LocalLoadLowering : public OpConversionPattern<LocalLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(LocalLoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(checkSixteenBit(op)))
-      return failure();
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     TileType tile = op.getResult().getType();
@@ -151,12 +186,17 @@ struct LocalLoadLowering : public OpConversionPattern<LocalLoadOp> {
   }
 };
 
-/// One m16n8k16 product of 16-bit fragments: f16 on nvgpu.mma.sync; bf16 on
+/// One m16n8k16 product of 16-bit fragments (m16n8k8 of tf32 ones, from f32
+/// registers rounded where they were read): f16 and tf32 on nvgpu.mma.sync; bf16 on
 /// nvvm.mma.sync (nvgpu.mma.sync cannot type bf16 operands in MLIR 22),
 /// which takes each bf16 pair as one 32-bit register.
 static Value mmaSync(OpBuilder &b, Location loc, Value a, Value bFrag,
                      Value acc) {
   Type element = cast<VectorType>(a.getType()).getElementType();
+  if (element.isF32())
+    return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, acc,
+                                    ArrayRef<int64_t>{16, 8, 8},
+                                    /*tf32Enabled=*/true);
   if (element.isF16())
     return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, acc,
                                     ArrayRef<int64_t>{16, 8, 16});
@@ -208,8 +248,6 @@ struct MmaLowering : public OpConversionPattern<MmaOp> {
   LogicalResult
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (op.getA().getType().getElementType().isF32())
-      return op.emitOpError() << "on f32 (tf32) fragments is not lowered yet";
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     FragmentShape shape = FragmentShape::of(op.getAcc().getType());
@@ -221,8 +259,7 @@ struct MmaLowering : public OpConversionPattern<MmaOp> {
     // same block, no barrier, no wait and no shared-memory write between.
     auto readerOf = [&](Value operand) -> std::optional<FragmentReader> {
       auto load = operand.getDefiningOp<LocalLoadOp>();
-      if (!load || !load->hasOneUse() || load->getBlock() != op->getBlock() ||
-          load.getResult().getType().getElementType().isF32())
+      if (!load || !load->hasOneUse() || load->getBlock() != op->getBlock())
         return std::nullopt;
       for (Operation *it = load->getNextNode(); it != op;
            it = it->getNextNode())

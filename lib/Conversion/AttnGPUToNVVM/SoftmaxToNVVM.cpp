@@ -345,14 +345,57 @@ struct ConvertLayoutLowering : public OpConversionPattern<ConvertLayoutOp> {
                   ConversionPatternRewriter &rewriter) const override {
     TileType result = op.getResult().getType();
     Type element = result.getElementType();
-    if (element.isF32())
-      return op.emitOpError() << "to f32 (tf32) fragments is not lowered yet";
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     FragmentShape acc = FragmentShape::of(op.getSource().getType());
     FragmentShape a = FragmentShape::of(result);
     VectorType type = fragmentVectorType(result);
     Value out = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+    if (element.isF32()) {
+      // tf32 m16n8k8 A of k step k (accumulator tile k): a0 (g, t), a1
+      // (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4). Column c of a row is
+      // element c % 2 of lane 4g + c / 2: columns t and t + 4 come from
+      // lanes 4g + t / 2 and 4g + t / 2 + 2, element t % 2.
+      ThreadCoords thread(b, loc);
+      Value first = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, thread.group,
+                                        indexConstant(b, loc, 4)),
+          arith::DivUIOp::create(b, loc, thread.inGroup,
+                                 indexConstant(b, loc, 2)));
+      Value second =
+          arith::AddIOp::create(b, loc, first, indexConstant(b, loc, 2));
+      Value odd = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, thread.inGroup,
+                                 indexConstant(b, loc, 2)),
+          indexConstant(b, loc, 1));
+      Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+      auto fetch = [&](Value x0, Value x1, Value source) -> Value {
+        Value lane =
+            arith::IndexCastOp::create(b, loc, b.getI32Type(), source);
+        Value v0 = gpu::ShuffleOp::create(b, loc, x0, lane, width,
+                                          gpu::ShuffleMode::IDX)
+                       .getShuffleResult();
+        Value v1 = gpu::ShuffleOp::create(b, loc, x1, lane, width,
+                                          gpu::ShuffleMode::IDX)
+                       .getShuffleResult();
+        return arith::SelectOp::create(b, loc, odd, v1, v0);
+      };
+      for (int64_t m = 0; m < a.mTiles; ++m)
+        for (int64_t k = 0; k < a.kSteps; ++k) {
+          int64_t tile = m * acc.nTiles + k;
+          int64_t r = 0;
+          for (Value source : {first, second})
+            for (int64_t h = 0; h < 2; ++h, ++r) {
+              Value x0 = extract(b, loc, adaptor.getSource(), {tile, h, 0});
+              Value x1 = extract(b, loc, adaptor.getSource(), {tile, h, 1});
+              out = insert(b, loc, roundToTF32(b, loc, fetch(x0, x1, source)),
+                           out, {m * a.kSteps + k, r, 0});
+            }
+        }
+      rewriter.replaceOp(op, out);
+      return success();
+    }
     auto pairType = VectorType::get({2}, element);
     // A register r of k step j: accumulator tile 2j + r / 2, half r % 2.
     for (int64_t m = 0; m < a.mTiles; ++m)

@@ -268,11 +268,14 @@ private:
   LogicalResult convertLoad(TileLoadOp load) {
     auto type = cast<RankedTensorType>(load.getResult().getType());
     Type element = type.getElementType();
-    if (type.getRank() != 2 || (!element.isF16() && !element.isBF16()))
+    bool staged = element.isF16() || element.isBF16() ||
+                  (element.isF32() && knobs.tf32OnAttnGPU);
+    if (type.getRank() != 2 || !staged)
       return load.emitOpError()
              << "of " << type << ": the attngpu schedule stages 2-D f16 and "
-             << "bf16 tiles so far";
-    int64_t rowBytes = type.getDimSize(1) * 2;
+             << "bf16 tiles (and f32 ones with attngpu-tf32)";
+    int64_t rowBytes =
+        type.getDimSize(1) * (element.getIntOrFloatBitWidth() / 8);
     bool pow2Chunks = rowBytes % 16 == 0 && llvm::isPowerOf2_64(rowBytes / 16);
     ag::SharedLayout layout =
         wgmma ? ag::SharedLayout::wgmma_128b

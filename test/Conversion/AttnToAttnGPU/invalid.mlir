@@ -43,7 +43,7 @@ func.func @narrow_accumulator(%O: !t) attributes {attn.block_m = 64 : i64} {
 !t = memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
 func.func @f32_tiles(%Q: !t, %O: !t) attributes {attn.block_m = 64 : i64} {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{of 'tensor<64x64xf32>': the attngpu schedule stages 2-D f16 and bf16 tiles so far}}
+  // expected-error @+1 {{of 'tensor<64x64xf32>': the attngpu schedule stages 2-D f16 and bf16 tiles (and f32 ones with attngpu-tf32)}}
   %a = attn.tile_load %Q[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<64x64xf32>
   attn.tile_store %a, %O[%c0, %c0, %c0, %c0] dims = [2, 3] : tensor<64x64xf32>, !t
   return

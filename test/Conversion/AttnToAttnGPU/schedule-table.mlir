@@ -52,3 +52,16 @@
 // The knob that chooses this pass in the pipelines can only be on here.
 // RUN: not attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --convert-attn-to-attngpu=attngpu=0 2>&1 | FileCheck %s --check-prefix=OFF
 // OFF: error: convert-attn-to-attngpu: attngpu=0 asks for the old emitter: run convert-attn-to-gpu instead
+
+// f32 kernels: tf32 mma.sync on this level with attngpu-tf32=1 (f32 tiles
+// staged, P V on mma.sync outside the accumulator); without it the pass
+// refuses them (the pipelines' fallback then takes the old emitter).
+// RUN: sed 's/bf16/f32/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=attngpu-tf32=1 | FileCheck %s --check-prefix=TF32
+// RUN: sed 's/bf16/f32/g' %attn_examples/flash_attention_bhsd.mlir | not attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu 2>&1 | FileCheck %s --check-prefix=NOTF32
+// TF32-LABEL: gpu.func @mha
+// TF32-SAME: wgmma_scores = 0, wgmma_values = 0
+// TF32-SAME: attngpu_tf32 = 1
+// TF32: attngpu.async_copy {{.+}} : memref<{{.+}}xf32{{.+}}>, !attngpu.shared<64x128xf32
+// TF32: attngpu.mma {{.+}} : !attngpu.tile<64x128xf32, #attngpu.mma<mma_sync, a
+// TF32: attngpu.mma {{.+}} accumulate_outside = 2 : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, a
+// NOTF32: stages 2-D f16 and bf16 tiles (and f32 ones with attngpu-tf32)
