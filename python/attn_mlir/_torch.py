@@ -40,6 +40,10 @@ _LAYOUTS = ("bhsd", "bshd")
 _ARGS = ('(Tensor q, Tensor k, Tensor v, str causal="none", '
          'float? scale=None, str layout="bhsd")')
 
+FORWARD_AD_MESSAGE = (
+    "attn_mlir.flash_attention has no forward-mode AD (jvp) yet: {} {} a "
+    "dual tensor, and the output would silently have no tangent")
+
 GRAD_MESSAGE = (
     "attn_mlir.flash_attention has no backward yet: {} require{} grad while "
     "grad mode is on, and the output would silently have no gradient. Call "
@@ -298,6 +302,20 @@ def _refuse_grad(q, k, v):
                 names, "s" if len(needing) == 1 else ""))
 
 
+def _refuse_dual(q, k, v):
+    """Forward-mode AD: within a dual level, inputs with a tangent raise (as
+    SDPA's CPU kernels do) instead of losing it. Outside one (the module's
+    level is -1) nothing is looked at."""
+    if getattr(_forward_ad, "_current_level", 0) < 0:
+        return
+    duals = [n for n, t in (("q", q), ("k", k), ("v", v))
+             if _forward_ad.unpack_dual(t).tangent is not None]
+    if duals:
+        raise NotImplementedError(FORWARD_AD_MESSAGE.format(
+            ", ".join(duals), "is" if len(duals) == 1 else "are"))
+
+
+_forward_ad = torch.autograd.forward_ad
 _below_autograd = torch._C._AutoDispatchBelowAutograd
 _Tensor = torch.Tensor
 try:
@@ -318,6 +336,7 @@ def _autograd_run(q, k, v, causal, scale, layout, with_lse):
     if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or
                                     v.requires_grad):
         _refuse_grad(q, k, v)
+    _refuse_dual(q, k, v)
     if (type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor
             and not _dispatch_modes()):
         try:

@@ -309,6 +309,23 @@ def test_inputs_requiring_grad_raise():
         attn_mlir.flash_attention(q * w, k, v)
 
 
+def test_dual_tensors_raise():
+    # Forward-mode AD: a tangent would be dropped silently; SDPA's CPU
+    # kernels raise NotImplementedError, so does this.
+    import torch.autograd.forward_ad as fwAD
+    q, k, v = make("bhsd", 1, 2, 2, 16, 16, 32, dtype=torch.float32)
+    with fwAD.dual_level():
+        for name in "qkv":
+            args = [fwAD.make_dual(t, torch.ones_like(t)) if n == name else t
+                    for n, t in zip("qkv", (q, k, v))]
+            with pytest.raises(NotImplementedError,
+                               match=f"forward-mode AD .*: {name} is a dual"):
+                attn_mlir.flash_attention(*args)
+        # Plain tensors inside a dual level still run.
+        assert torch.equal(attn_mlir.flash_attention(q, k, v),
+                           attn_mlir.flash_attention(q, k, v))
+
+
 def test_torch_compile_with_grad_raises():
     torch._dynamo.reset()
     q, k, v = make("bhsd", 1, 2, 2, 16, 16, 32, dtype=torch.float32)
