@@ -3,8 +3,8 @@
     ATTN_MLIR_LIB=/tmp/b/lib/libattn.so python3 bench/bench.py [--quick] [--out DIR]
 
 Shapes: the FlashAttention-3 benchmark's (hidden 2048, heads = 2048 / d,
-batch * seqlen = 16k, d 64 and 128, causal and not, seqlen 512 ... 16k: 24
-shapes) plus decode-like ones (q_len 1 and 16, kv 4k ... 64k, GQA 8:1,
+batch * seqlen = 16k, d 64, 128 and 256, causal and not, seqlen 512 ...
+16k: 36 shapes) plus decode-like ones (q_len 1 and 16, kv 4k ... 64k, GQA 8:1,
 non-causal). bf16, as the peers' anchor run.
 
 For every shape, first attn-mlir's output is checked against SDPA's
@@ -16,8 +16,10 @@ the inputs rotated among enough copies to exceed the L2 cache where one set
 fits in it. FLOPs: 4 * b * h * sq * skv * d, causal counting only the
 unmasked (query, key) pairs.
 
-Writes bench/results/<date>-<gpu>.csv (or --out DIR), a PNG of TFLOP/s
-against seqlen (matplotlib, when installed), and prints the ratio table.
+Writes bench/results/<date>-<gpu>.csv (or --out DIR; a peer that refuses a
+shape leaves its cell empty), a PNG of TFLOP/s against seqlen (matplotlib,
+when installed), and prints the ratio table (bench/report.py): the headline
+is ours / cuDNN, against the best peer that ran where cuDNN did not.
 A measurement, not a test.
 """
 
@@ -65,7 +67,8 @@ def fa3_shapes(quick, seqlens=None):
     if not seqlens:
         seqlens = [1024, 4096, 16384] if quick else [512, 1024, 2048, 4096,
                                                       8192, 16384]
-    for d in (64, 128):
+    # 3 head dims x 2 masks x 6 lengths: the 36 FA3 shapes (d 256: 8 heads).
+    for d in (64, 128, 256):
         for causal in (False, True):
             for s in seqlens:
                 yield dict(batch=max(1, 16384 // s), heads=2048 // d,
@@ -253,8 +256,9 @@ def plot(rows, path):
     except ImportError:
         print("no matplotlib: no plot")
         return
-    fig, axes = plt.subplots(1, 4, figsize=(18, 4), sharey=True)
-    for ax, (d, causal) in zip(axes, [(64, 0), (64, 1), (128, 0), (128, 1)]):
+    panels = [(d, c) for d in (64, 128, 256) for c in (0, 1)]
+    fig, axes = plt.subplots(1, len(panels), figsize=(27, 4), sharey=True)
+    for ax, (d, causal) in zip(axes, panels):
         sel = [r for r in rows if r["d"] == d and r["causal"] == causal and
                r["seqlen_q"] == r["seqlen_kv"]]
         for column, label in (("ours_tflops", "attn-mlir"),

@@ -20,20 +20,31 @@ def run_report(tmp_path, rows):
 
 def test_geometric_mean_and_worst_over_square_shapes(tmp_path):
     out = run_report(tmp_path, [
-        # ours / flash = 2 and 0.5 (geometric mean 1), a missing peer cell,
-        "32,16,16,512,512,128,0,0.1,200.0,100.0,,,",
+        # ours / flash = 2 and 0.5, ours / cuDNN = 0.5 and 0.25,
+        "32,16,16,512,512,128,0,0.1,200.0,100.0,400.0,,",
         "1,16,16,16384,16384,128,1,1.0,100.0,200.0,400.0,,",
+        # cuDNN refused this one: the best peer that ran (efficient, 300)
+        # stands in, marked *;
+        "1,8,8,16384,16384,256,0,1.0,150.0,100.0,,300.0,",
         # and a decode row (seqlen_q != seqlen_kv), left out of the summary.
         "4,32,4,1,4096,128,0,0.1,1.0,100.0,,,",
     ])
-    assert "| 32 | 16 | 16 | 512 | 512 | 128 | 0 | 200.0 | 2.00 |  |" in out
-    assert "| 1 | 16 | 16 | 16384 | 16384 | 128 | 1 | 100.0 | 0.50 | 0.25 |" \
+    assert "| 32 | 16 | 16 | 512 | 512 | 128 | 0 | 200.0 | 0.50 | 2.00 |  |" \
         in out
-    assert out.strip().endswith(
-        "FA3 shapes: 2; geometric mean of ours / SDPA-flash = 1.000; "
-        "worst = 0.500")
+    assert "| 1 | 16 | 16 | 16384 | 16384 | 128 | 1 | 100.0 | 0.25 | 0.50 |" \
+        in out
+    assert "| 1 | 8 | 8 | 16384 | 16384 | 256 | 0 | 150.0 | 0.50* | 1.50 | " \
+        "0.50 |" in out
+    lines = out.strip().splitlines()
+    # geometric mean of 0.5, 0.25 and 0.5 = 0.397
+    assert lines[-2] == ("FA3 shapes: 3; geometric mean of ours / cuDNN (best "
+                         "peer where cuDNN did not run: 1) = 0.397; worst = "
+                         "0.250")
+    # geometric mean of 2, 0.5 and 1.5 = 1.145
+    assert lines[-1] == ("FA3 shapes: 3; geometric mean of ours / SDPA-flash "
+                         "= 1.145; worst = 0.500")
 
 
-def test_no_flash_column_no_summary(tmp_path):
+def test_no_peer_no_summary(tmp_path):
     out = run_report(tmp_path, ["32,16,16,512,512,128,0,0.1,200.0,,,,"])
     assert "geometric mean" not in out
