@@ -83,7 +83,10 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     auto source = cast<MemRefType>(op.getSource().getType());
     Type element = type.getElementType();
     int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-    int64_t rows = type.getShape()[0], cols = type.getShape()[1];
+    // `columns`: the tile's width where the buffer's last columns are the
+    // padding of a head dim rounded up to 16 (zeroed below).
+    int64_t rows = type.getShape()[0], bufferCols = type.getShape()[1];
+    int64_t cols = op.getColumns() ? int64_t(*op.getColumns()) : bufferCols;
     int64_t rowBytes = cols * elementBytes;
     // cp.async copies 4, 8 or 16 bytes; rows of another width go element
     // by element.
@@ -166,8 +169,9 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
       auto branch = scf::IfOp::create(b, loc, aligned, /*withElse=*/true);
       OpBuilder then = branch.getThenBodyBuilder();
       std::optional<int64_t> rowsPerPass =
-          op.getCheckedChunks() ? std::nullopt
-                                : wholePassRows(type, chunkBytes, *threads);
+          op.getCheckedChunks() || cols != bufferCols
+              ? std::nullopt
+              : wholePassRows(type, chunkBytes, *threads);
       if (!rowsPerPass) {
         copyByChunks(then);
       } else {
@@ -192,6 +196,19 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
       }
       OpBuilder otherwise = branch.getElseBodyBuilder();
       copyByElements(otherwise);
+    }
+    // The padding columns: zeros, by plain stores (ordered before the
+    // readers by the same barrier as the copies).
+    if (cols != bufferCols) {
+      Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+      forEachOfTile(b, loc, thread, *threads, rows, bufferCols - cols,
+                    [&](OpBuilder &body, Value row, Value pad) {
+                      Value col = arith::AddIOp::create(
+                          body, loc, pad, indexConstant(body, loc, cols));
+                      memref::StoreOp::create(
+                          body, loc, zero, dst,
+                          sharedIndices(body, loc, type, stage, row, col));
+                    });
     }
     // One cp.async group per copy op: async_wait counts them.
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
@@ -226,7 +243,9 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                            ValueRange offsets, ArrayRef<Value> sizes,
                            ArrayRef<bool> checked) {
     Value all;
-    ArrayRef<int64_t> shape = op.getBuffer().getType().getShape();
+    SmallVector<int64_t> shape(op.getBuffer().getType().getShape());
+    if (op.getColumns())
+      shape[1] = int64_t(*op.getColumns());
     for (int64_t dim = 0; dim < 2; ++dim) {
       if (!checked[dim])
         continue;

@@ -71,9 +71,12 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
       return success();
     }
     Value pairCol = arith::MulIOp::create(b, loc, thread.inGroup, c(2));
+    // With `columns`, the column tiles past it are padding: not stored.
+    int64_t storedTiles =
+        op.getColumns() ? int64_t(*op.getColumns()) / 8 : shape.nTiles;
     auto elementByElement = [&] {
       for (int64_t m = 0; m < shape.mTiles; ++m)
-        for (int64_t n = 0; n < shape.nTiles; ++n)
+        for (int64_t n = 0; n < storedTiles; ++n)
           for (int64_t half = 0; half < 2; ++half) {
             Value row = fragmentRow(b, loc, thread, shape, m, half);
             for (int64_t e = 0; e < 2; ++e) {
@@ -101,7 +104,7 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
       b.setInsertionPointToStart(branch.thenBlock());
       auto pairType = VectorType::get({2}, dest.getElementType());
       for (int64_t m = 0; m < shape.mTiles; ++m)
-        for (int64_t n = 0; n < shape.nTiles; ++n)
+        for (int64_t n = 0; n < storedTiles; ++n)
           for (int64_t half = 0; half < 2; ++half) {
             Value pair = vector::ExtractOp::create(
                 b, loc, adaptor.getValue(),

@@ -220,6 +220,15 @@ private:
     return success();
   }
 
+  /// Tile columns as this schedule holds them: with attngpu-pad-head-dims
+  /// a multiple of 8 that is not one of 16 is rounded up to 16 (the mma's
+  /// k and n steps); the padding is zero in shared memory, never stored.
+  int64_t padded(int64_t cols) const {
+    if (knobs.padHeadDims && cols % 16 != 0 && cols % 8 == 0)
+      return cols + 8;
+    return cols;
+  }
+
   ag::TileType tileType(ArrayRef<int64_t> shape, Type element,
                         Attribute layout) {
     return ag::TileType::get(b.getContext(), shape, element, layout);
@@ -235,7 +244,8 @@ private:
         return op->emitOpError()
                << "carries a " << type << " tile: accumulator columns must "
                << "be a multiple of 8";
-      return Type(tileType(tensor.getShape(), tensor.getElementType(), acc));
+      return Type(tileType({tensor.getDimSize(0), padded(tensor.getDimSize(1))},
+                           tensor.getElementType(), acc));
     }
     return op->emitOpError() << "carries a " << type
                              << " tile the attngpu schedule keeps nowhere";
@@ -274,15 +284,15 @@ private:
       return load.emitOpError()
              << "of " << type << ": the attngpu schedule stages 2-D f16 and "
              << "bf16 tiles (and f32 ones with attngpu-tf32)";
-    int64_t rowBytes =
-        type.getDimSize(1) * (element.getIntOrFloatBitWidth() / 8);
+    int64_t cols = type.getDimSize(1), bufferCols = padded(cols);
+    int64_t rowBytes = bufferCols * (element.getIntOrFloatBitWidth() / 8);
     bool pow2Chunks = rowBytes % 16 == 0 && llvm::isPowerOf2_64(rowBytes / 16);
     ag::SharedLayout layout =
         wgmma ? ag::SharedLayout::wgmma_128b
         : pow2Chunks ? ag::SharedLayout::xor_rows
                      : ag::SharedLayout::plain;
-    auto bufferType = ag::SharedType::get(b.getContext(), type.getShape(),
-                                          element, layout, 1);
+    auto bufferType = ag::SharedType::get(
+        b.getContext(), {type.getDimSize(0), bufferCols}, element, layout, 1);
     Location loc = load.getLoc();
     Value buffer = ag::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
     SmallVector<Value> offsets;
@@ -305,7 +315,8 @@ private:
         load.getBoundaryCheckAttr(),
         padding ? ag::PaddingAttr::get(b.getContext(), *padding)
                 : ag::PaddingAttr(),
-        buffer, zero, checkedChunks);
+        buffer, zero, checkedChunks,
+        bufferCols != cols ? b.getI64IntegerAttr(cols) : IntegerAttr());
     // Waited where first read in this block; read elsewhere (a loop body),
     // waited here.
     bool readHere = llvm::all_of(load->getUsers(), [&](Operation *user) {
@@ -354,7 +365,7 @@ private:
     if (dot.getTransposeA())
       return dot.emitOpError()
              << "with transpose_a is not supported by the attngpu schedule";
-    int64_t m = dot.getM(), n = dot.getN(), k = dot.getK();
+    int64_t m = dot.getM(), n = padded(dot.getN()), k = padded(dot.getK());
     if (failed(checkRows(dot, m)))
       return failure();
     if (k % 16 != 0 || n % 16 != 0)
@@ -409,7 +420,7 @@ private:
       return failure();
     auto scores = cast<RankedTensorType>(softmax.getScores().getType());
     auto values = cast<RankedTensorType>(softmax.getValues().getType());
-    int64_t keys = scores.getDimSize(1), dv = values.getDimSize(1);
+    int64_t keys = scores.getDimSize(1), dv = padded(values.getDimSize(1));
     if (keys % 16 != 0 || dv % 16 != 0)
       return softmax.emitOpError()
              << "with " << keys << " keys by " << dv << " value columns: the "
@@ -474,7 +485,13 @@ private:
     bool accumulator = isa<ag::MmaLayoutAttr>(tile.getLayout());
     bool sixteenBit = destType.getElementType().getIntOrFloatBitWidth() == 16;
     int64_t cols = tile.getRank() == 2 ? tile.getShape()[1] : 0;
-    if (accumulator && sixteenBit && knobs.stagedOutput == 1) {
+    // A tile padded to 16 columns (attngpu-pad-head-dims) stores only its
+    // own columns, from registers.
+    auto stored = cast<RankedTensorType>(store.getValue().getType());
+    IntegerAttr columns;
+    if (tile.getRank() == 2 && stored.getDimSize(1) != cols)
+      columns = b.getI64IntegerAttr(stored.getDimSize(1));
+    if (accumulator && sixteenBit && knobs.stagedOutput == 1 && !columns) {
       // Through shared memory, out as 16-byte rows (copy_out checks the
       // alignment at run time); the buffer's place and the barriers around
       // it come from attngpu-allocate-shared and attngpu-insert-barriers.
@@ -507,7 +524,7 @@ private:
                   strides[dims[1]] == 1 &&
                   !(checks && llvm::is_contained(*checks, int64_t(1)));
     ag::StoreOp::create(b, loc, value, dest, offsets, dims,
-                        store.getBoundaryCheckAttr(), paired);
+                        store.getBoundaryCheckAttr(), paired, columns);
     return success();
   }
 

@@ -65,3 +65,19 @@
 // TF32: attngpu.mma {{.+}} : !attngpu.tile<64x128xf32, #attngpu.mma<mma_sync, a
 // TF32: attngpu.mma {{.+}} accumulate_outside = 2 : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, a
 // NOTF32: stages 2-D f16 and bf16 tiles (and f32 ones with attngpu-tf32)
+
+// Head dims off multiples of 16 (here 40) with attngpu-pad-head-dims=1: the
+// tiles are 48 columns wide; the copies say their 40 columns (the rest is
+// zeroed), the accumulator is 48 wide, the store writes 40 columns, from
+// registers (not staged; paired up to column 40). Without the knob the pass refuses
+// the kernel (the pipelines' fallback takes the old emitter).
+// RUN: sed 's/128xbf16/40xbf16/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=attngpu-pad-head-dims=1 | FileCheck %s --check-prefix=PAD
+// RUN: sed 's/128xbf16/40xbf16/g' %attn_examples/flash_attention_bhsd.mlir | not attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu 2>&1 | FileCheck %s --check-prefix=NOPAD
+// PAD-LABEL: gpu.func @mha
+// PAD-SAME: attngpu_pad_head_dims = 1
+// PAD: attngpu.async_copy {{.+}} into %{{.+}}[%{{.+}}] columns = 40 {{.*}}: memref<{{.+}}x40xbf16{{.+}}>, !attngpu.shared<64x48xbf16>
+// PAD: attngpu.mma {{.+}} -> !attngpu.tile<64x64xf32
+// PAD: attngpu.mma {{.+}} accumulate_outside = 2 : {{.+}} -> !attngpu.tile<64x48xf32
+// PAD-NOT: attngpu.copy_out
+// PAD: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] columns = 40 paired :
+// NOPAD: the attngpu schedule needs N and K multiples of 16 so far

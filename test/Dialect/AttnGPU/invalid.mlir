@@ -664,3 +664,21 @@ func.func @f(%b: !buf, %g: !g, %i: index) {
   attngpu.copy_out %b[%c0], %g[%i, %i] dims = [0] : !buf, !g
   return
 }
+
+// -----
+
+func.func @copy_columns_not_below(%src: memref<?x48xf16>, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x48xf16>
+  // expected-error @+1 {{columns = 48 must be a multiple of 8 below the buffer's 64x48 columns}}
+  %t = attngpu.async_copy %src[%i, %i] dims = [0, 1] into %k[%i] columns = 48 : memref<?x48xf16>, !attngpu.shared<64x48xf16>
+  return
+}
+
+// -----
+
+func.func @store_columns_not_multiple_of_8(%dst: memref<16x40xf16>, %i: index) {
+  %acc = attngpu.splat 0.0 : !attngpu.tile<16x48xf32, #attngpu.mma<mma_sync, acc, warps = 1>>
+  // expected-error @+1 {{columns = 36 must be a multiple of 8 below the tile's 16x48 columns}}
+  attngpu.store %acc, %dst[%i, %i] dims = [0, 1] columns = 36 : !attngpu.tile<16x48xf32, #attngpu.mma<mma_sync, acc, warps = 1>>, memref<16x40xf16>
+  return
+}

@@ -126,6 +126,14 @@ LogicalResult AsyncCopyOp::verify() {
     return emitOpError() << "source element type " << source.getElementType()
                          << " does not match the buffer's "
                          << buffer.getElementType();
+  if (std::optional<uint64_t> columns = getColumns())
+    if (buffer.getShape().size() != 2 || *columns % 8 != 0 ||
+        int64_t(*columns) >= buffer.getShape()[1] ||
+        buffer.getLayout() == SharedLayout::wgmma_128b)
+      return emitOpError() << "columns = " << *columns << " must be a "
+                           << "multiple of 8 below the buffer's "
+                           << shapeString(buffer.getShape())
+                           << " columns (not on wgmma_128b buffers)";
   return verifyStage(*this, getStage(), buffer, "buffer");
 }
 
@@ -550,6 +558,12 @@ LogicalResult StoreOp::verify() {
   if (!element.isF16() && !element.isBF16() && !element.isF32())
     return emitOpError() << "dest element type must be f16, bf16 or f32, got "
                          << element;
+  if (std::optional<uint64_t> columns = getColumns())
+    if (tile.getRank() != 2 || *columns % 8 != 0 ||
+        int64_t(*columns) >= tile.getShape()[1])
+      return emitOpError() << "columns = " << *columns << " must be a "
+                           << "multiple of 8 below the tile's "
+                           << shapeString(tile.getShape()) << " columns";
   if (!getPaired())
     return success();
   if (!layout || tile.getRank() != 2)

@@ -88,6 +88,12 @@ def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy"> {
     `checked_chunks` it takes the checked copies anyway (fewer live
     registers: a schedule choice where registers are short).
 
+    With `columns = C` (fewer than the buffer's columns, a multiple of 8) the
+    tile is C columns wide and the buffer's last columns are padding, written
+    with zeros: a head dim off multiples of 16 rounded up for the tensor
+    cores (the tensor's own bounds are no guide: the tile may be a column
+    slice of a wider tensor).
+
     ```mlir
     %t = attngpu.async_copy %key[%b, %h, %n0, %c0] dims = [2, 3]
         boundary_check = [0] padding = zero into %kbuf[%stage]
@@ -103,12 +109,15 @@ def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy"> {
                        Arg<AttnGPU_Shared, "",
                            [MemWrite<AttnGPU_SharedMemory>]>:$buffer,
                        Index:$stage,
-                       UnitAttr:$checked_chunks);
+                       UnitAttr:$checked_chunks,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
+                           $columns);
   let results = (outs AttnGPU_TokenType:$token);
   let assemblyFormat = [{
     $source `[` $offsets `]` `dims` `=` $dims
     (`boundary_check` `=` $boundary_check^)? (`padding` `=` `` $padding^)?
-    `into` $buffer `[` $stage `]` (`checked_chunks` $checked_chunks^)? attr-dict
+    `into` $buffer `[` $stage `]` (`columns` `=` $columns^)?
+    (`checked_chunks` $checked_chunks^)? attr-dict
     `:` type($source) `,` qualified(type($buffer))
   }];
   let hasVerifier = 1;
@@ -525,6 +534,10 @@ def AttnGPU_StoreOp : AttnGPU_Op<"store"> {
     element and its row pitch are 4-byte aligned (element by element
     otherwise): a schedule choice, measured (fewer stores, more live values).
 
+    With `columns = C` (a multiple of 8 below the tile's width) only the
+    tile's first C columns are stores: the rest are the padding of a head
+    dim rounded up to 16 (see `attngpu.async_copy`'s `columns`).
+
     ```mlir
     attngpu.store %o, %out[%b, %h, %m0, %c0] dims = [2, 3] boundary_check = [0]
         paired
@@ -537,10 +550,13 @@ def AttnGPU_StoreOp : AttnGPU_Op<"store"> {
                        Variadic<Index>:$offsets,
                        DenseI64ArrayAttr:$dims,
                        OptionalAttr<DenseI64ArrayAttr>:$boundary_check,
-                       UnitAttr:$paired);
+                       UnitAttr:$paired,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
+                           $columns);
   let assemblyFormat = [{
     $value `,` $dest `[` $offsets `]` `dims` `=` $dims
-    (`boundary_check` `=` $boundary_check^)? (`paired` $paired^)? attr-dict
+    (`boundary_check` `=` $boundary_check^)? (`columns` `=` $columns^)?
+    (`paired` $paired^)? attr-dict
     `:` qualified(type($value)) `,` type($dest)
   }];
   let hasVerifier = 1;
