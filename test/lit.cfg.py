@@ -65,6 +65,13 @@ llvm_config.add_tool_substitutions(
 config.environment["ATTN_CACHE_DIR"] = os.environ.get("ATTN_CACHE_DIR") or \
     os.path.join(config.attn_obj_root, "lit-kernel-cache")
 
+# Schedule knobs for every attn-run of a run (scripts/gpu-lit passes its
+# caller's ATTN_GPU_KNOBS as --param gpu_knobs=...): the GPU tests over a
+# schedule not yet the default. Never taken from the environment itself: a
+# developer's exported knobs must not change what the default suite checks.
+if lit_config.params.get("gpu_knobs"):
+    config.environment["ATTN_GPU_KNOBS"] = lit_config.params["gpu_knobs"]
+
 # Tests check with variable scoping on, as Triton does.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
