@@ -9,6 +9,7 @@
 
 #include "attn/Tools/AttnRunMain.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Schedule/TileConfig.h"
 #include "attn/InitAttn.h"
@@ -131,19 +132,6 @@ bool checkArgument(const KernelArgument &arg, const HostTensor &tensor,
   return true;
 }
 
-/// `value` is `program_id 0 * blockM`.
-bool isQueryBlockStart(Value value, int64_t blockM) {
-  auto mul = value.getDefiningOp<arith::MulIOp>();
-  if (!mul)
-    return false;
-  for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()),
-                      std::pair(mul.getRhs(), mul.getLhs())}) {
-    auto pid = x.getDefiningOp<ProgramIdOp>();
-    if (pid && pid.getDim() == 0 && getConstantIntValue(y) == blockM)
-      return true;
-  }
-  return false;
-}
 
 /// Checks a user tile kernel against what the run asks of it: flags it
 /// cannot honour are errors naming the mismatch (at the kernel's op where
@@ -225,7 +213,7 @@ LogicalResult checkKernelHonoursRun(ModuleOp module, const RunOptions &opts,
     // A query tile at program_id 0 * block_m shorter than block_m leaves
     // the rest of each program's rows uncomputed.
     if ((index == 0 || index == 3) && blockM > 0 &&
-        isQueryBlockStart(make.getOffsets()[2], blockM)) {
+        queryBlockProgramId(make.getOffsets()[2], blockM)) {
       ArrayRef<int64_t> dims = make.getDims();
       auto shape = cast<BlockPtrType>(make.getType()).getShape();
       bool advanced = llvm::any_of(make->getUsers(), [](Operation *user) {

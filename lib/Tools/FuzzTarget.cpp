@@ -24,17 +24,30 @@
 
 using namespace mlir;
 
-static void runFlags(const std::string &text) {
-  std::istringstream words(text);
-  std::vector<std::string> args = {"attn-run"};
-  for (std::string word; words >> word;)
-    args.push_back(word);
+/// An attn-run command line: `leading` then the words of `text`, as argv.
+struct RunCommandLine {
+  RunCommandLine(std::vector<std::string> leading, const std::string &text)
+      : args(std::move(leading)) {
+    std::istringstream words(text);
+    for (std::string word; words >> word;)
+      args.push_back(word);
+    for (std::string &arg : args)
+      argv.push_back(arg.data());
+  }
+  RunCommandLine(const RunCommandLine &) = delete; // argv points into args
+  bool parse(::attn::RunOptions &options, std::string &error) {
+    return ::attn::parseRunOptions(int(argv.size()), argv.data(), options,
+                                   error);
+  }
+  std::vector<std::string> args;
   std::vector<char *> argv;
-  for (std::string &arg : args)
-    argv.push_back(arg.data());
+};
+
+static void runFlags(const std::string &text) {
   ::attn::RunOptions options;
   std::string error;
-  if (::attn::parseRunOptions(int(argv.size()), argv.data(), options, error)) {
+  RunCommandLine line({"attn-run"}, text);
+  if (line.parse(options, error)) {
     (void)options.effectiveChip();
     (void)options.effectiveScale();
   }
@@ -67,17 +80,10 @@ static void runIR(const std::string &text) {
 /// run and the check against the reference. Runs that would be slow, use
 /// the GPU or write files are skipped.
 static void runKernel(const std::string &flags, const std::string &ir) {
-  std::istringstream words(flags);
-  std::vector<std::string> args = {"attn-run", "fuzz-kernel.mlir"};
-  for (std::string word; words >> word;)
-    args.push_back(word);
-  std::vector<char *> argv;
-  for (std::string &arg : args)
-    argv.push_back(arg.data());
+  RunCommandLine line({"attn-run", "fuzz-kernel.mlir"}, flags);
   ::attn::RunOptions options;
   std::string error;
-  if (!::attn::parseRunOptions(int(argv.size()), argv.data(), options,
-                               error) ||
+  if (!line.parse(options, error) ||
       options.help || options.target != "cpu" || !options.emitPtx.empty() ||
       options.bench || options.kernelFile != "fuzz-kernel.mlir")
     return;
@@ -90,7 +96,7 @@ static void runKernel(const std::string &flags, const std::string &ir) {
       !small(options.batch, options.kvHeads, options.seqLenKV,
              std::max(options.headDim, dv)))
     return;
-  (void)mlir::attn::attnRunMain(int(argv.size()), argv.data(), &ir);
+  (void)mlir::attn::attnRunMain(int(line.argv.size()), line.argv.data(), &ir);
   llvm::outs().flush();
 }
 

@@ -252,6 +252,21 @@ def _check_shapes(q_shape, k_shape, v_shape):
     return B, H, SQ, D, HKV, SKV, DV
 
 
+def _check_layout(layout):
+    if layout not in ("bhsd", "bshd"):
+        raise ValueError(f"layout must be 'bhsd' or 'bshd', not {layout!r}")
+
+
+def _lookup_causal(causal, table):
+    """`causal`'s entry in `table` (numpy: the C API's codes; torch: the
+    operator's names), or the error naming what is accepted."""
+    try:
+        return table[causal]
+    except (KeyError, TypeError):
+        raise ValueError("causal must be None, False, True, 'top_left' or "
+                         f"'bottom_right', not {causal!r}") from None
+
+
 def _check_scale(scale):
     """None, or the scale as a finite float."""
     if scale is None:
@@ -289,13 +304,8 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
         return (_torch_front or _load_torch_front()).flash_attention(
             q, k, v, causal, scale, layout, return_lse)
     adapter = _adapter_for(q, k, v)
-    if layout not in ("bhsd", "bshd"):
-        raise ValueError(f"layout must be 'bhsd' or 'bshd', not {layout!r}")
-    try:
-        causal_code = _CAUSAL[causal]
-    except (KeyError, TypeError):
-        raise ValueError("causal must be None, False, True, 'top_left' or "
-                         f"'bottom_right', not {causal!r}") from None
+    _check_layout(layout)
+    causal_code = _lookup_causal(causal, _CAUSAL)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 4:
             raise ValueError(f"{name} must have rank 4 ({layout}), it has "

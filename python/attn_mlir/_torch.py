@@ -24,8 +24,8 @@ import threading
 
 import torch
 
-from . import (_capi, _check, _check_scale, _check_shapes, _is_flag, _kernel,
-               _tensor)
+from . import (_capi, _check, _check_layout, _check_scale, _check_shapes,
+               _is_flag, _kernel, _lookup_causal, _tensor)
 
 _NAMESPACE = "attn_mlir"
 _CAUSAL_NAMES = {None: "none", False: "none", True: "top_left",
@@ -36,7 +36,6 @@ _CAUSAL_CODES = {"none": _capi.CAUSAL_NONE,
                  "bottom_right": _capi.CAUSAL_BOTTOM_RIGHT}
 _DTYPES = {torch.float16: _capi.F16, torch.bfloat16: _capi.BF16,
            torch.float32: _capi.F32}
-_LAYOUTS = ("bhsd", "bshd")
 _ARGS = ('(Tensor q, Tensor k, Tensor v, str causal="none", '
          'float? scale=None, str layout="bhsd")')
 
@@ -62,13 +61,8 @@ def flash_attention(q, k, v, causal, scale, layout, return_lse):
             isinstance(v, torch.Tensor)):
         raise TypeError("q, k and v must all be torch tensors or all be "
                         "numpy arrays")
-    if layout != "bhsd" and layout != "bshd":
-        raise ValueError(f"layout must be 'bhsd' or 'bshd', not {layout!r}")
-    try:
-        causal = _CAUSAL_NAMES[causal]
-    except (KeyError, TypeError):
-        raise ValueError("causal must be None, False, True, 'top_left' or "
-                         f"'bottom_right', not {causal!r}") from None
+    _check_layout(layout)
+    causal = _lookup_causal(causal, _CAUSAL_NAMES)
     if scale is not None:
         scale = _check_scale(scale)
     if return_lse is False:
@@ -93,8 +87,7 @@ def _logical(t, layout):
 def _validate(q, k, v, causal, scale, layout):
     """Checks what the operator receives (whoever calls it); returns the
     dtype code, the causal code and the logical shapes."""
-    if layout not in _LAYOUTS:
-        raise ValueError(f"layout must be 'bhsd' or 'bshd', not {layout!r}")
+    _check_layout(layout)
     causal_code = _CAUSAL_CODES.get(causal)
     if causal_code is None:
         raise ValueError("causal must be 'none', 'top_left' or "

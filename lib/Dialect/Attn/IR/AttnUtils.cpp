@@ -4,6 +4,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -35,6 +36,19 @@ LogicalResult mlir::attn::verifyBlockPointersLowered(func::FuncOp kernel) {
     return kernel.emitOpError()
            << "still has block pointers: run attn-lower-block-pointers first";
   return success();
+}
+
+Operation *mlir::attn::queryBlockProgramId(Value value, int64_t block) {
+  auto mul = value.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return nullptr;
+  for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto pid = x.getDefiningOp<ProgramIdOp>();
+    if (pid && pid.getDim() == 0 && getConstantIntValue(y) == block)
+      return pid;
+  }
+  return nullptr;
 }
 
 LogicalResult mlir::attn::verifyF32Accumulators(func::FuncOp kernel) {

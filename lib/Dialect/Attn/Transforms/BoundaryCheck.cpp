@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -95,19 +96,12 @@ bool isDimOf(Value value, Value base, int64_t dim) {
 
 /// `value` is `program_id 0 * block` in a function whose grid steps by block.
 bool isQueryBlockStart(Value value, int64_t block) {
-  auto mul = value.getDefiningOp<arith::MulIOp>();
-  if (!mul)
+  Operation *pid = queryBlockProgramId(value, block);
+  if (!pid)
     return false;
-  for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()),
-                      std::pair(mul.getRhs(), mul.getLhs())}) {
-    auto pid = x.getDefiningOp<ProgramIdOp>();
-    if (!pid || pid.getDim() != 0 || getConstantIntValue(y) != block)
-      continue;
-    auto func = pid->getParentOfType<func::FuncOp>();
-    auto blockM = func->getAttrOfType<IntegerAttr>("attn.block_m");
-    return blockM && blockM.getInt() == block;
-  }
-  return false;
+  auto func = pid->getParentOfType<func::FuncOp>();
+  auto blockM = func->getAttrOfType<IntegerAttr>("attn.block_m");
+  return blockM && blockM.getInt() == block;
 }
 
 /// Where the tiles of a load or store lie along one block dimension, when

@@ -17,6 +17,11 @@ bool containsAttnOps(Operation *op);
 /// The tile kernels of `module`: the functions that hold attn ops.
 SmallVector<func::FuncOp> collectTileKernels(ModuleOp module);
 
+/// The `attn.program_id 0` when `value` is `program_id 0 * block` (either
+/// operand order): a query block's first row in the usual grid. Null
+/// otherwise.
+Operation *queryBlockProgramId(Value value, int64_t block);
+
 /// Fails, with an error on the op, where an attn.online_softmax carries an
 /// f64 accumulator (attn-widen-accumulators' CPU form): GPU lowerings keep
 /// f32 accumulators in registers.
