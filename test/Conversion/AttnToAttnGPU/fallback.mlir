@@ -1,8 +1,8 @@
 // With fallback, a kernel the schedule does not cover is left for
 // convert-attn-to-gpu (the attngpu pipeline runs it next), the others are
 // converted.
-// RUN: attn-opt %s --split-input-file --convert-attn-to-attngpu=fallback=true | FileCheck %s
-// RUN: attn-opt %s --split-input-file --convert-attn-to-attngpu=fallback=true --convert-attn-to-gpu | FileCheck %s --check-prefix=BOTH
+// RUN: attn-opt %s --split-input-file --convert-attn-to-attngpu="fallback=true attngpu-tf32=0" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --convert-attn-to-attngpu="fallback=true attngpu-tf32=0" --convert-attn-to-gpu | FileCheck %s --check-prefix=BOTH
 
 // CHECK-LABEL: func.func @f32_left
 // CHECK: attn.tile_load

@@ -54,10 +54,10 @@
 // OFF: error: convert-attn-to-attngpu: attngpu=0 asks for the old emitter: run convert-attn-to-gpu instead
 
 // f32 kernels: tf32 mma.sync on this level with attngpu-tf32=1 (f32 tiles
-// staged, P V on mma.sync outside the accumulator); without it the pass
-// refuses them (the pipelines' fallback then takes the old emitter).
+// staged, P V on mma.sync outside the accumulator), the default; with
+// attngpu-tf32=0 the pass refuses them (the pipelines' fallback then takes the old emitter).
 // RUN: sed 's/bf16/f32/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=attngpu-tf32=1 | FileCheck %s --check-prefix=TF32
-// RUN: sed 's/bf16/f32/g' %attn_examples/flash_attention_bhsd.mlir | not attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu 2>&1 | FileCheck %s --check-prefix=NOTF32
+// RUN: sed 's/bf16/f32/g' %attn_examples/flash_attention_bhsd.mlir | not attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=attngpu-tf32=0 2>&1 | FileCheck %s --check-prefix=NOTF32
 // TF32-LABEL: gpu.func @mha
 // TF32-SAME: wgmma_scores = 0, wgmma_values = 0
 // TF32-SAME: attngpu_tf32 = 1
@@ -69,10 +69,10 @@
 // Head dims off multiples of 16 (here 40) with attngpu-pad-head-dims=1: the
 // tiles are 48 columns wide; the copies say their 40 columns (the rest is
 // zeroed), the accumulator is 48 wide, the store writes 40 columns, from
-// registers (not staged; paired up to column 40). Without the knob the pass refuses
-// the kernel (the pipelines' fallback takes the old emitter).
+// registers (not staged; paired up to column 40). With the knob at 0 (default 1) the pass
+// refuses the kernel (the pipelines' fallback takes the old emitter).
 // RUN: sed 's/128xbf16/40xbf16/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=attngpu-pad-head-dims=1 | FileCheck %s --check-prefix=PAD
-// RUN: sed 's/128xbf16/40xbf16/g' %attn_examples/flash_attention_bhsd.mlir | not attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu 2>&1 | FileCheck %s --check-prefix=NOPAD
+// RUN: sed 's/128xbf16/40xbf16/g' %attn_examples/flash_attention_bhsd.mlir | not attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=attngpu-pad-head-dims=0 2>&1 | FileCheck %s --check-prefix=NOPAD
 // PAD-LABEL: gpu.func @mha
 // PAD-SAME: attngpu_pad_head_dims = 1
 // PAD: attngpu.async_copy {{.+}} into %{{.+}}[%{{.+}}] columns = 40 {{.*}}: memref<{{.+}}x40xbf16{{.+}}>, !attngpu.shared<64x48xbf16>
