@@ -13,7 +13,7 @@ namespace {
 /// built with (8.0, which wgmma needs); for the Blackwell chips the least
 /// LLVM 22's NVPTX backend accepts for them (lower is an LLVM fatal error).
 /// Their code is the sm_80 schedule's (cp.async, ldmatrix, mma.sync), which
-/// ptxas assembles for each (test/Conversion/AttnToGPU/ptxas-chips.test); wgmma stays on
+/// ptxas assembles for each (test/Conversion/AttnGPUToNVVM/ptxas-chips.test); wgmma stays on
 /// sm_90a.
 struct ChipInfo {
   const char *name;

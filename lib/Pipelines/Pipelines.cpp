@@ -118,25 +118,10 @@ LogicalResult mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
   useShortSharedPointers(target.shortSharedPointers);
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
-  if (target.viaAttnGPU) {
-    ConvertAttnToAttnGPUOptions attngpu;
-    attngpu.chip = chip->chip;
-    // Kernels the new level does not cover yet (f32, head dims off
-    // multiples of 16) take the old lowering below, in the same module.
-    attngpu.fallback = true;
-    pm.addPass(createConvertAttnToAttnGPU(attngpu, target));
-  }
-  ConvertAttnToGPUOptions options;
-  options.chip = chip->chip;
-  options.maxSharedBytes = chip->maxSharedBytes;
-  pm.addPass(createConvertAttnToGPU(options, target));
-  if (target.viaAttnGPU)
-    return buildAttnGPUToPtxPipeline(pm, target, error);
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createAttnUnrollVectorElements());
-  addNvvmToPtx(pm, *chip);
-  return success();
+  ConvertAttnToAttnGPUOptions attngpu;
+  attngpu.chip = chip->chip;
+  pm.addPass(createConvertAttnToAttnGPU(attngpu, target));
+  return buildAttnGPUToPtxPipeline(pm, target, error);
 }
 
 FailureOr<std::string> mlir::attn::extractPtx(ModuleOp module) {
@@ -193,11 +178,6 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "features",
       llvm::cl::desc("PTX ISA version, +ptxNN (default: the chip's)"),
       llvm::cl::init("")};
-  Option<bool> viaAttnGPU{
-      *this, "attngpu",
-      llvm::cl::desc("Lower through the attngpu level (the schedule knob "
-                     "attngpu; 0: the old emitter)"),
-      llvm::cl::init(GpuScheduleKnobs().viaAttnGPU)};
 };
 
 /// Registers a GPU pipeline whose chip is checked when the pipeline is
@@ -219,7 +199,6 @@ void registerGpuPipeline(
         GpuTarget target;
         target.chip = opts.chip;
         target.features = opts.features;
-        target.viaAttnGPU = opts.viaAttnGPU;
         std::string error;
         if (failed(build(pm, target, error)))
           return errorHandler(arg + ": " + error);

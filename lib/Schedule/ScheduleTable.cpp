@@ -31,7 +31,7 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
   // GPU (mma.sync schedule): Q (BM x D), K (BN x D) and V (BN x DV) tiles
   // in shared memory, the reduction dim padded to the mma's k (16 for
   // 16-bit inputs, 8 for tf32). Beyond 48 KiB they are placed in dynamic
-  // shared memory (convert-attn-to-gpu).
+  // shared memory (attngpu-allocate-shared).
   int64_t k = elementBytes == 4 ? 8 : 16;
   int64_t paddedD = (headDim + k - 1) / k * k;
   auto fits = [&](int64_t bm, int64_t bn) {
@@ -43,7 +43,7 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
   // KiB at d 128). Measured on the H200 (docs/perf-notes.md, bf16,
   // B*S = 16k, non-causal): d 128 s 16k 181 (64x64) -> 263 (128x32) -> 277
   // TFLOP/s (128x64); d 64 211 -> 225 -> 252.
-  // sm_90a (the wgmma schedule, convert-attn-to-gpu wgmma-scores): one
+  // sm_90a (the wgmma schedule, the knob wgmma-scores): one
   // warpgroup of 4 warps on 64 rows, 64 keys per step, when the head dims
   // are whole 128-byte column blocks. Measured on the H200 (bf16, B*S = 16k,
   // docs/perf-notes.md): d 128 s 16k 278 (mma.sync 128x64) -> 334 TFLOP/s,

@@ -6,11 +6,10 @@
 // CHECK-DAG: --split-input-file
 // CHECK-DAG: --verify-diagnostics
 // CHECK-DAG: --pass-pipeline
-// convert-attn-to-gpu's options: the schedule's knobs come from
+// convert-attn-to-attngpu's options: the schedule's knobs come from
 // GpuScheduleKnobs.def, next to Passes.td's own.
-// CHECK-DAG: --convert-attn-to-gpu
+// CHECK-DAG: --convert-attn-to-attngpu
 // CHECK-DAG: --chip=<string>
-// CHECK-DAG: --max-shared-bytes=<long>
 // CHECK-DAG: --min-blocks-per-sm=<long>
 // CHECK-DAG: --wgmma-scores
 // CHECK-DAG: --whole-pass-copies-on-diagonal=<long>

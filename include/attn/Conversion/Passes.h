@@ -15,12 +15,6 @@ namespace mlir::attn {
 #define GEN_PASS_DECL
 #include "attn/Conversion/Passes.h.inc"
 
-/// convert-attn-to-gpu with `options` and the schedule's knobs (its other
-/// options, GpuScheduleKnobs.def) set to `knobs`.
-std::unique_ptr<Pass>
-createConvertAttnToGPU(const ConvertAttnToGPUOptions &options,
-                       const GpuScheduleKnobs &knobs);
-
 /// convert-attn-to-attngpu with `options` and the schedule's knobs set to
 /// `knobs` (-1: the schedule table's measured choice).
 std::unique_ptr<Pass>

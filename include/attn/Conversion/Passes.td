@@ -28,39 +28,6 @@ def ConvertAttnToCPU : Pass<"convert-attn-to-cpu", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Lower attn tile programs to a gpu.func on tensor cores";
-  let description = [{
-    Expects block pointers lowered away. Recognises the attention tile
-    program and emits, in `gpu.module @attn_kernels`, a `gpu.func` with the
-    FlashAttention-2 schedule: one CTA per program (`attn.block_m / 16`
-    warps), Q/K/V staged in shared memory with boundary checks, Q*K^T and P*V
-    as `nvgpu.mma.sync` m16n8k16 fed by `nvgpu.ldmatrix`, the online softmax
-    in registers with warp shuffles and `ex2.approx`. With `wgmma-scores`
-    (the default; sm_90a only) both products run on warpgroup `wgmma` where
-    the schedule allows it. The kernel's scalar
-    computations are kept as written. Ops on tiles the schedule does not
-    cover get a diagnostic.
-  }];
-  // The schedule's tuning knobs are options too, declared in C++ from
-  // GpuScheduleKnobs.def (AttnToGPU.cpp), so that they are written once.
-  let options = [
-    Option<"chip", "chip", "std::string", "\"sm_90a\"",
-           "NVIDIA chip the kernel is for: wgmma-scores applies on sm_90a "
-           "only">,
-    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
-           "Shared memory a CTA may have on the target chip (default: sm_90, "
-           "227 KiB); tiles beyond 48 KiB use dynamic shared memory">
-  ];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::gpu::GPUDialect",
-                           "::mlir::memref::MemRefDialect",
-                           "::mlir::NVVM::NVVMDialect",
-                           "::mlir::nvgpu::NVGPUDialect",
-                           "::mlir::scf::SCFDialect",
-                           "::mlir::vector::VectorDialect"];
-}
-
 def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
   let summary = "Lower attn tile programs to attngpu kernels (FlashAttention-2 on wgmma or mma.sync)";
   let description = [{
@@ -85,10 +52,7 @@ def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",
            "NVIDIA chip the kernels are for: wgmma (wgmma-scores) on sm_90a "
-           "only">,
-    Option<"fallback", "fallback", "bool", "false",
-           "Leave the kernels this schedule does not cover as they are (for "
-           "convert-attn-to-gpu after it) instead of failing">
+           "only">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::attngpu::AttnGPUDialect",

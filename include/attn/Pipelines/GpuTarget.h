@@ -15,7 +15,7 @@
 namespace mlir::attn {
 
 /// The NVIDIA chip to compile for, with the schedule's tuning knobs
-/// (GpuScheduleKnobs, bench/variants.sh) at convert-attn-to-gpu's defaults.
+/// (GpuScheduleKnobs, bench/variants.sh) at convert-attn-to-attngpu's defaults.
 struct GpuTarget : GpuScheduleKnobs {
   /// Checked by resolveGpuChip (GpuChips.h) before any code generation.
   std::string chip = "sm_90a";

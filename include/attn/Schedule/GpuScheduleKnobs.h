@@ -1,7 +1,7 @@
 //===- GpuScheduleKnobs.h - the GPU schedule's tuning knobs -----*- C++ -*-===//
 //
 // A plain struct (no MLIR headers) with one field per knob of
-// GpuScheduleKnobs.def, at its default: what convert-attn-to-gpu does
+// GpuScheduleKnobs.def, at its default: what convert-attn-to-attngpu does
 // without options.
 //
 //===----------------------------------------------------------------------===//

@@ -27,6 +27,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
+#include "attn/Pipelines/GpuChips.h"
 #include "attn/Schedule/ScheduleSettings.h"
 #include "attn/Schedule/ScheduleTable.h"
 
@@ -34,6 +35,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+
+#include <limits>
+#include <tuple>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOATTNGPU
@@ -83,9 +87,8 @@ public:
     schedule.append("block_m", b.getI64IntegerAttr(blockM));
     schedule.append("warps", b.getI64IntegerAttr(warps));
 #define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
-  if (llvm::StringRef(SPELLING) != "attngpu")                                  \
-    schedule.append(settingName(SPELLING),                                     \
-                    b.getI64IntegerAttr(int64_t(knobs.NAME)));
+  schedule.append(settingName(SPELLING),                                       \
+                  b.getI64IntegerAttr(int64_t(knobs.NAME)));
 #include "attn/Schedule/GpuScheduleKnobs.def"
     func->setAttr(ag::kScheduleAttrName,
                   ag::ScheduleAttr::get(b.getContext(),
@@ -220,11 +223,11 @@ private:
     return success();
   }
 
-  /// Tile columns as this schedule holds them: with attngpu-pad-head-dims
-  /// a multiple of 8 that is not one of 16 is rounded up to 16 (the mma's
-  /// k and n steps); the padding is zero in shared memory, never stored.
+  /// Tile columns as this schedule holds them: a multiple of 8 that is not
+  /// one of 16 is rounded up to 16 (the mma's k and n steps); the padding
+  /// is zero in shared memory, never stored.
   int64_t padded(int64_t cols) const {
-    if (knobs.padHeadDims && cols % 16 != 0 && cols % 8 == 0)
+    if (cols % 16 != 0 && cols % 8 == 0)
       return cols + 8;
     return cols;
   }
@@ -278,12 +281,11 @@ private:
   LogicalResult convertLoad(TileLoadOp load) {
     auto type = cast<RankedTensorType>(load.getResult().getType());
     Type element = type.getElementType();
-    bool staged = element.isF16() || element.isBF16() ||
-                  (element.isF32() && knobs.tf32OnAttnGPU);
+    bool staged = element.isF16() || element.isBF16() || element.isF32();
     if (type.getRank() != 2 || !staged)
       return load.emitOpError()
-             << "of " << type << ": the attngpu schedule stages 2-D f16 and "
-             << "bf16 tiles (and f32 ones with attngpu-tf32)";
+             << "of " << type << ": the attngpu schedule stages 2-D f16, "
+             << "bf16 and f32 (as tf32) tiles";
     int64_t cols = type.getDimSize(1), bufferCols = padded(cols);
     int64_t rowBytes = bufferCols * (element.getIntOrFloatBitWidth() / 8);
     bool pow2Chunks = rowBytes % 16 == 0 && llvm::isPowerOf2_64(rowBytes / 16);
@@ -680,11 +682,36 @@ struct ConvertAttnToAttnGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // (The knob list's `attngpu` chooses this pass in the pipelines: here
-    // it can only be on.)
-    if (!viaAttnGPU) {
-      module.emitError() << "convert-attn-to-attngpu: attngpu=0 asks for the "
-                            "old emitter: run convert-attn-to-gpu instead";
+    // Knob values outside their range would silently mean on, off or
+    // "measured".
+    for (auto [name, value, least, most] :
+         {std::tuple<StringRef, int64_t, int64_t, int64_t>{
+              "whole-pass-copies-on-diagonal", wholePassCopiesOnDiagonal, -1,
+              1},
+          {"staged-output", stagedOutput, -1, 1},
+          {"min-blocks-per-sm", minBlocksPerSM, -1, 32},
+          {"paired-output-max-cols", pairedOutputMaxCols, -1,
+           std::numeric_limits<int64_t>::max()},
+          {"skip-rescale-min-cols", skipRescaleMinCols, 0,
+           std::numeric_limits<int64_t>::max()},
+          {"values-accumulate-outside", valuesAccumulateOutside, 0, 32}})
+      if (value < least || value > most) {
+        InFlightDiagnostic diag = module.emitError()
+                                  << "convert-attn-to-attngpu: " << name
+                                  << " must be ";
+        if (most == std::numeric_limits<int64_t>::max())
+          diag << "at least " << least;
+        else
+          diag << least << " to " << most;
+        diag << (least == -1 ? " (-1: the measured choice)" : "") << "; got "
+             << value;
+        return signalPassFailure();
+      }
+    // The chip decides what the kernels may use: one the compiler cannot
+    // serve is refused here, as in the GPU pipelines (GpuChips.h).
+    std::string chipError;
+    if (!resolveGpuChip(chip, /*features=*/"", chipError)) {
+      module.emitError() << "convert-attn-to-attngpu: " << chipError;
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> kernels = collectTileKernels(module);
@@ -700,19 +727,6 @@ struct ConvertAttnToAttnGPUPass
       if (failed(verifyBlockPointersLowered(kernel)) ||
           failed(verifyF32Accumulators(kernel)))
         return signalPassFailure();
-      if (fallback) {
-        // What this schedule does not cover stays for convert-attn-to-gpu:
-        // its diagnostics are not the user's concern.
-        ScopedDiagnosticHandler quiet(&getContext(),
-                                      [](Diagnostic &) { return success(); });
-        std::optional<KernelConverter> converter;
-        if (succeeded(convertKernel(kernel, gpuModule, converter))) {
-          kernel.erase();
-        } else if (converter && converter->func) {
-          converter->func.erase();
-        }
-        continue;
-      }
       std::optional<KernelConverter> converter;
       if (failed(convertKernel(kernel, gpuModule, converter)))
         return signalPassFailure();

@@ -1,5 +1,5 @@
 // The schedule table's measured choices on the GPU level, and the knobs
-// that override them (the same options as convert-attn-to-gpu's).
+// that override them (GpuScheduleKnobs.def).
 //
 // d 64, one warpgroup on wgmma: 4 CTAs, the output through shared memory;
 // its buffer takes K's place once the last product has read it (the
@@ -49,35 +49,31 @@
 // SM80: attngpu.mma
 // SM80: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] :
 
-// The knob that chooses this pass in the pipelines can only be on here.
-// RUN: not attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --convert-attn-to-attngpu=attngpu=0 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF: error: convert-attn-to-attngpu: attngpu=0 asks for the old emitter: run convert-attn-to-gpu instead
-
-// f32 kernels: tf32 mma.sync on this level with attngpu-tf32=1 (f32 tiles
-// staged, P V on mma.sync outside the accumulator), the default; with
-// attngpu-tf32=0 the pass refuses them (the pipelines' fallback then takes the old emitter).
-// RUN: sed 's/bf16/f32/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=attngpu-tf32=1 | FileCheck %s --check-prefix=TF32
-// RUN: sed 's/bf16/f32/g' %attn_examples/flash_attention_bhsd.mlir | not attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=attngpu-tf32=0 2>&1 | FileCheck %s --check-prefix=NOTF32
+// f32 kernels: tf32 mma.sync (f32 tiles staged, P V on mma.sync outside the
+// accumulator).
+// RUN: sed 's/bf16/f32/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu | FileCheck %s --check-prefix=TF32
 // TF32-LABEL: gpu.func @mha
 // TF32-SAME: wgmma_scores = 0, wgmma_values = 0
-// TF32-SAME: attngpu_tf32 = 1
 // TF32: attngpu.async_copy {{.+}} : memref<{{.+}}xf32{{.+}}>, !attngpu.shared<64x128xf32
 // TF32: attngpu.mma {{.+}} : !attngpu.tile<64x128xf32, #attngpu.mma<mma_sync, a
 // TF32: attngpu.mma {{.+}} accumulate_outside = 2 : !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, a
-// NOTF32: stages 2-D f16 and bf16 tiles (and f32 ones with attngpu-tf32)
 
-// Head dims off multiples of 16 (here 40) with attngpu-pad-head-dims=1: the
-// tiles are 48 columns wide; the copies say their 40 columns (the rest is
-// zeroed), the accumulator is 48 wide, the store writes 40 columns, from
-// registers (not staged; paired up to column 40). With the knob at 0 (default 1) the pass
-// refuses the kernel (the pipelines' fallback takes the old emitter).
-// RUN: sed 's/128xbf16/40xbf16/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=attngpu-pad-head-dims=1 | FileCheck %s --check-prefix=PAD
-// RUN: sed 's/128xbf16/40xbf16/g' %attn_examples/flash_attention_bhsd.mlir | not attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=attngpu-pad-head-dims=0 2>&1 | FileCheck %s --check-prefix=NOPAD
+// Head dims off multiples of 16 (here 40): the tiles are 48 columns wide;
+// the copies say their 40 columns (the rest is zeroed), the accumulator is
+// 48 wide, the store writes 40 columns, from registers (not staged; paired
+// up to column 40).
+// RUN: sed 's/128xbf16/40xbf16/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu | FileCheck %s --check-prefix=PAD
 // PAD-LABEL: gpu.func @mha
-// PAD-SAME: attngpu_pad_head_dims = 1
 // PAD: attngpu.async_copy {{.+}} into %{{.+}}[%{{.+}}] columns = 40 {{.*}}: memref<{{.+}}x40xbf16{{.+}}>, !attngpu.shared<64x48xbf16>
 // PAD: attngpu.mma {{.+}} -> !attngpu.tile<64x64xf32
 // PAD: attngpu.mma {{.+}} accumulate_outside = 2 : {{.+}} -> !attngpu.tile<64x48xf32
 // PAD-NOT: attngpu.copy_out
 // PAD: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] columns = 40 paired :
-// NOPAD: the attngpu schedule needs N and K multiples of 16 so far
+
+// Knob values out of range are errors, not silently on, off or measured.
+// RUN: not attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --convert-attn-to-attngpu=staged-output=2 2>&1 | FileCheck %s --check-prefix=BADSTAGED
+// BADSTAGED: error: convert-attn-to-attngpu: staged-output must be -1 to 1 (-1: the measured choice); got 2
+// RUN: not attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --convert-attn-to-attngpu=values-accumulate-outside=-1 2>&1 | FileCheck %s --check-prefix=BADOUTSIDE
+// BADOUTSIDE: error: convert-attn-to-attngpu: values-accumulate-outside must be 0 to 32; got -1
+// RUN: not attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --convert-attn-to-attngpu=paired-output-max-cols=-2 2>&1 | FileCheck %s --check-prefix=BADPAIRED
+// BADPAIRED: error: convert-attn-to-attngpu: paired-output-max-cols must be at least -1 (-1: the measured choice); got -2

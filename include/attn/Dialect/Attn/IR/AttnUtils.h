@@ -31,7 +31,7 @@ LogicalResult verifyF32Accumulators(func::FuncOp kernel);
 /// (the CPU and GPU lowerings need attn-lower-block-pointers first).
 LogicalResult verifyBlockPointersLowered(func::FuncOp kernel);
 
-/// Warps per CTA of the GPU schedule (convert-attn-to-gpu) for a kernel of
+/// Warps per CTA of the GPU schedule (convert-attn-to-attngpu) for a kernel of
 /// `blockM` query rows: its `attn.num_warps` attribute when present, else
 /// one warp per 16 rows. Each warp owns blockM / warps rows, 16 or 32 (a
 /// multiple of the mma's 16). Emits a diagnostic at `kernel` and fails when
