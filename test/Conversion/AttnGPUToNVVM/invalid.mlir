@@ -43,3 +43,82 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Shared memory is the dynamic shared array of a gpu.module.
+func.func @f() {
+  // expected-error @+2 {{must be in a gpu.module's kernel}}
+  // expected-error @+1 {{failed to legalize operation 'attngpu.alloc_shared'}}
+  %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%g: memref<?x64xf16>) kernel {
+      %c0 = arith.constant 0 : index
+      %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16>
+      // expected-error @+2 {{needs its gpu.func's known_block_size to share the work among the threads}}
+      // expected-error @+1 {{failed to legalize operation 'attngpu.async_copy'}}
+      %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+      attngpu.async_wait %t
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+!buf = !attngpu.shared<64x64xbf16, xor_rows>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%g: memref<?x64xbf16>) kernel {
+      %c0 = arith.constant 0 : index
+      %b = attngpu.alloc_shared offset = 0 : !buf
+      // expected-error @+2 {{needs its gpu.func's known_block_size to share the work among the threads}}
+      // expected-error @+1 {{failed to legalize operation 'attngpu.copy_out'}}
+      attngpu.copy_out %b[%c0], %g[%c0, %c0] dims = [0, 1] : !buf, memref<?x64xbf16>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%c: !acc) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %q = attngpu.alloc_shared offset = 0 : !s
+      // expected-error @+2 {{with A in shared memory is lowered for a K-major B (transpose_b) only so far}}
+      // expected-error @+1 {{failed to legalize operation 'attngpu.wgmma'}}
+      %d = attngpu.wgmma %q[%c0], %q[%c0], %c : !s, !s -> !acc
+      %r = attngpu.wgmma_wait %d pending = 0 : !acc
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!p = !attngpu.tile<64x64xf16, #attngpu.mma<wgmma, a, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%c: !acc, %p: !p) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %v = attngpu.alloc_shared offset = 0 : !s
+      // expected-error @+2 {{with A in registers is lowered for an N-major B only so far}}
+      // expected-error @+1 {{failed to legalize operation 'attngpu.wgmma'}}
+      %d = attngpu.wgmma %p, %v[%c0], %c transpose_b : !p, !s -> !acc
+      %r = attngpu.wgmma_wait %d pending = 0 : !acc
+      gpu.return
+    }
+  }
+}

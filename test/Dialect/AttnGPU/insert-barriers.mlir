@@ -441,3 +441,18 @@ func.func @never_waited(%g: memref<?x64xf16>) {
   %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<?x64xf16>, !attngpu.shared<64x64xf16>
   return
 }
+
+// -----
+
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+func.func @unhandled_region() -> !a {
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !s
+  // expected-error @+1 {{accesses shared memory in regions attngpu-insert-barriers does not handle (scf.for and scf.if only)}}
+  %r = scf.execute_region -> !a {
+    %l = attngpu.local_load %b[%c0] : !s -> !a
+    scf.yield %l : !a
+  }
+  return %r : !a
+}

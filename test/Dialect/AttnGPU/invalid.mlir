@@ -236,6 +236,29 @@ func.func @f(%a: !a, %b: !b, %c: !acc) {
   return
 }
 
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!b = !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+!acc = !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!acc2 = !attngpu.tile<128x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @f(%a: !a, %b: !b, %c: !acc) {
+  // expected-error @+1 {{failed to verify that all of {acc, result} have same type}}
+  %d = "attngpu.mma"(%a, %b, %c) : (!a, !b, !acc) -> !acc2
+  return
+}
+
+// -----
+
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!b = !attngpu.tile<64x32xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+!acc = !attngpu.tile<64x32xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @f(%a: !a, %b: !b, %c: !acc) {
+  // expected-error @+1 {{attribute 'accumulate_outside' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %d = attngpu.mma %a, %b, %c accumulate_outside = 0 : !a, !b -> !acc
+  return
+}
 // -----
 
 !acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
@@ -365,6 +388,30 @@ func.func @f(%c: !acc, %i: index) {
   return
 }
 
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b, stages = 2>
+func.func @f(%c: !acc, %i: index) {
+  %c2 = arith.constant 2 : index
+  %q = attngpu.alloc_shared : !s
+  // expected-error @+1 {{operand B stage 2 out of range for a buffer of 2 stage(s)}}
+  %d = attngpu.wgmma %q[%i], %q[%c2], %c : !s, !s -> !acc
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!acc2 = !attngpu.tile<64x128xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+func.func @f(%c: !acc, %i: index) {
+  %q = attngpu.alloc_shared : !s
+  // expected-error @+1 {{failed to verify that the accumulator has the result's type}}
+  %d = "attngpu.wgmma"(%q, %i, %q, %i, %c) : (!s, index, !s, index, !acc) -> !acc2
+  return
+}
 // -----
 
 !acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
@@ -374,6 +421,14 @@ func.func @f(%c: !acc, %i: index) -> !acc {
   // expected-error @+1 {{result is in flight: 'func.return' uses it before an attngpu.wgmma_wait}}
   %d = attngpu.wgmma %q[%i], %q[%i], %c : !s, !s -> !acc
   return %d : !acc
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{expects at least one in-flight result}}
+  "attngpu.wgmma_wait"() {pending = 0 : i64} : () -> ()
+  return
 }
 
 // -----
@@ -464,6 +519,15 @@ func.func @f() {
   return
 }
 
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{region #0 ('partitions') failed to verify constraint: region with 1 blocks}}
+  "attngpu.warp_partition"() ({
+  }) {warps = array<i64: 4>, registers = array<i64: 40>} : () -> ()
+  return
+}
 // -----
 
 !a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
@@ -538,6 +602,15 @@ func.func @f(%s: !acc, %m: !rows, %scale: f32) {
 func.func @f(%s: !acc, %m: !rows) {
   // expected-error @+1 {{factors has 128 rows, the accumulator 64}}
   %r = attngpu.scale_rows %s, %m : !acc, !rows
+  return
+}
+
+// -----
+
+!p = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+func.func @f(%s: !p) {
+  // expected-error @+1 {{source must be an accumulator, got #attngpu.mma<mma_sync, a, warps = 4>}}
+  %r = attngpu.convert_layout %s : !p -> !p
   return
 }
 
@@ -680,5 +753,21 @@ func.func @store_columns_not_multiple_of_8(%dst: memref<16x40xf16>, %i: index) {
   %acc = attngpu.splat 0.0 : !attngpu.tile<16x48xf32, #attngpu.mma<mma_sync, acc, warps = 1>>
   // expected-error @+1 {{columns = 36 must be a multiple of 8 below the tile's 16x48 columns}}
   attngpu.store %acc, %dst[%i, %i] dims = [0, 1] columns = 36 : !attngpu.tile<16x48xf32, #attngpu.mma<mma_sync, acc, warps = 1>>, memref<16x40xf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: f32) {
+  // expected-error @+1 {{operand #0 must be register tile, but got 'f32'}}
+  %r = attngpu.scale_rows %x, %x : f32, f32
+  return
+}
+
+// -----
+
+func.func @f(%x: f32, %i: index) {
+  // expected-error @+1 {{operand #0 must be shared buffer, but got 'f32'}}
+  %r = attngpu.local_load %x[%i] : f32 -> !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
   return
 }
