@@ -84,6 +84,17 @@ struct ConvertAttnGPUToNVVMPass
                     builder.getI64IntegerAttr(pendingCopyGroups(wait)));
     });
 
+    // Warp partitions (producer / consumer warpgroups) have no lowering
+    // yet: say so at the op rather than as a failed legalization.
+    WalkResult partitions = module.walk([&](WarpPartitionOp partition) {
+      partition.emitOpError()
+          << "is not lowered to NVVM yet (warp specialisation comes with "
+             "the TMA schedule)";
+      return WalkResult::interrupt();
+    });
+    if (partitions.wasInterrupted())
+      return signalPassFailure();
+
     // Fragment layouts index warps over the whole CTA: a tile laid out for
     // other warps than the kernel has would be read and written by the
     // wrong threads.

@@ -122,3 +122,19 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Warp partitions have no lowering yet: an error at the op, not a failed
+// legalization.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      // expected-error @+1 {{is not lowered to NVVM yet (warp specialisation comes with the TMA schedule)}}
+      attngpu.warp_partition (warps = 4, registers = 40) {
+      } (warps = 4, registers = 232) {
+      }
+      gpu.return
+    }
+  }
+}

@@ -159,3 +159,18 @@ func.func private @f() attributes {s = #attngpu.schedule<stages = 0>}
 
 // expected-error @+1 {{schedule setting 'warps' given twice}}
 func.func private @f() attributes {s = #attngpu.schedule<warps = 4, warps = 8>}
+
+// -----
+
+// expected-error @+1 {{a shared buffer has one layout, got a second: 'wgmma_128b'}}
+func.func private @f(!attngpu.shared<64x64xf16, xor_rows, wgmma_128b>)
+
+// -----
+
+// expected-error @+1 {{'stages' given twice}}
+func.func private @f(!attngpu.shared<64x64xf16, stages = 2, stages = 3>)
+
+// -----
+
+// expected-error @+1 {{an #attngpu.mma tile is 2-D, got shape (rank 0)}}
+func.func private @f(!attngpu.tile<f32, #attngpu.mma<mma_sync, acc, warps = 4>>)

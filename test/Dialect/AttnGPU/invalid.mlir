@@ -455,7 +455,7 @@ func.func @f(%c: !acc) {
 // -----
 
 func.func @f() {
-  // expected-error @+1 {{partition 0: warps must be a positive multiple of 4 (whole warpgroups), got 2}}
+  // expected-error @+1 {{partition 0: warps must be a multiple of 4 (whole warpgroups) from 4 to 32, got 2}}
   attngpu.warp_partition (warps = 2, registers = 40) {
   }
   return
@@ -769,5 +769,69 @@ func.func @f(%x: f32) {
 func.func @f(%x: f32, %i: index) {
   // expected-error @+1 {{operand #0 must be shared buffer, but got 'f32'}}
   %r = attngpu.local_load %x[%i] : f32 -> !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+  return
+}
+
+// -----
+
+// Negative i64 values are reported as written (not as unsigned).
+func.func @f() {
+  // expected-error @+1 {{id must be from 1 to 15 (0 is attngpu.barrier's), got -1}}
+  attngpu.named_barrier id = -1, threads = 128
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{threads must be a multiple of 32 from 32 to 1024, got -32}}
+  attngpu.named_barrier id = 1, threads = -32
+  return
+}
+
+// -----
+
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+func.func @f(%c: !acc) {
+  // expected-error @+1 {{pending must be from 0 to 7 (wgmma.wait_group), got -1}}
+  %r = attngpu.wgmma_wait %c pending = -1 : !acc
+  return
+}
+
+// -----
+
+// No partition at all would print as text the parser refuses.
+func.func @f() {
+  // expected-error @+1 {{needs at least one partition}}
+  "attngpu.warp_partition"() {warps = array<i64>, registers = array<i64>} : () -> ()
+  return
+}
+
+// -----
+
+// Warps beyond a CTA's 32 (here large enough to overflow warps * 32 * registers).
+func.func @f() {
+  // expected-error @+1 {{partition 0: warps must be a multiple of 4 (whole warpgroups) from 4 to 32, got 1152921504606846976}}
+  attngpu.warp_partition (warps = 1152921504606846976, registers = 24) {
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{partitions take 36 warps, more than the 32 of a CTA}}
+  attngpu.warp_partition (warps = 32, registers = 24) {
+  } (warps = 4, registers = 24) {
+  }
+  return
+}
+
+// -----
+
+func.func @store_columns_on_rows(%g: memref<?xf16, strided<[1], offset: ?>>, %i: index) {
+  %v = attngpu.splat 0.0 : !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>
+  // expected-error @+1 {{columns = 8 applies to 2-D tiles, not this 64 per-row tile}}
+  attngpu.store %v, %g[%i] dims = [0] columns = 8 : !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>, memref<?xf16, strided<[1], offset: ?>>
   return
 }

@@ -199,6 +199,7 @@ Type SharedType::parse(AsmParser &parser) {
   Type elementType;
   SharedLayout layout = SharedLayout::plain;
   int64_t stages = 1;
+  bool layoutGiven = false, stagesGiven = false;
   if (parser.parseLess() ||
       parser.parseDimensionList(shape, /*allowDynamic=*/false,
                                 /*withTrailingX=*/true) ||
@@ -210,6 +211,11 @@ Type SharedType::parse(AsmParser &parser) {
     if (parser.parseKeyword(&keyword))
       return {};
     if (keyword == "stages") {
+      if (stagesGiven) {
+        parser.emitError(keywordLoc) << "'stages' given twice";
+        return {};
+      }
+      stagesGiven = true;
       if (parser.parseEqual() || parser.parseInteger(stages))
         return {};
       continue;
@@ -222,6 +228,13 @@ Type SharedType::parse(AsmParser &parser) {
           << keyword << "'";
       return {};
     }
+    if (layoutGiven) {
+      parser.emitError(keywordLoc)
+          << "a shared buffer has one layout, got a second: '" << keyword
+          << "'";
+      return {};
+    }
+    layoutGiven = true;
     layout = *parsed;
   }
   if (parser.parseGreater())

@@ -189,14 +189,16 @@ LogicalResult LocalStoreOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult NamedBarrierOp::verify() {
-  if (getId() < 1 || getId() > 15)
+  // (Signed: the i64 attributes' getters return them as unsigned.)
+  int64_t id = getIdAttr().getInt(), threads = getThreadsAttr().getInt();
+  if (id < 1 || id > 15)
     return emitOpError() << "id must be from 1 to 15 (0 is attngpu.barrier's), "
                             "got "
-                         << getId();
-  if (getThreads() < 32 || getThreads() > 1024 || getThreads() % 32 != 0)
+                         << id;
+  if (threads < 32 || threads > 1024 || threads % 32 != 0)
     return emitOpError() << "threads must be a multiple of 32 from 32 to "
                             "1024, got "
-                         << getThreads();
+                         << threads;
   return success();
 }
 
@@ -341,10 +343,11 @@ void WgmmaOp::getEffects(
 LogicalResult WgmmaWaitOp::verify() {
   if (getInflight().empty())
     return emitOpError() << "expects at least one in-flight result";
-  if (getPending() > 7)
+  int64_t pending = getPendingAttr().getInt();
+  if (pending < 0 || pending > 7)
     return emitOpError() << "pending must be from 0 to 7 (wgmma.wait_group), "
                             "got "
-                         << getPending();
+                         << pending;
   for (auto [i, value] : llvm::enumerate(getInflight()))
     if (!mmaLayoutOf(cast<TileType>(value.getType()), MmaInstr::wgmma,
                      MmaRole::acc))
@@ -505,6 +508,8 @@ void WarpPartitionOp::print(OpAsmPrinter &p) {
 
 LogicalResult WarpPartitionOp::verify() {
   size_t count = getPartitions().size();
+  if (count == 0)
+    return emitOpError() << "needs at least one partition";
   if (getWarps().size() != count || getRegisters().size() != count)
     return emitOpError() << "needs one warps and one registers entry per "
                             "partition ("
@@ -513,9 +518,10 @@ LogicalResult WarpPartitionOp::verify() {
   int64_t totalWarps = 0, totalRegisters = 0;
   for (size_t i = 0; i < count; ++i) {
     int64_t warps = getWarps()[i], registers = getRegisters()[i];
-    if (warps <= 0 || warps % 4 != 0)
+    if (warps <= 0 || warps > 32 || warps % 4 != 0)
       return emitOpError() << "partition " << i << ": warps must be a "
-                              "positive multiple of 4 (whole warpgroups), got "
+                              "multiple of 4 (whole warpgroups) from 4 to 32, "
+                              "got "
                            << warps;
     if (registers < 24 || registers > 256 || registers % 8 != 0)
       return emitOpError() << "partition " << i << ": registers must be a "
@@ -526,6 +532,9 @@ LogicalResult WarpPartitionOp::verify() {
     totalWarps += warps;
     totalRegisters += warps * 32 * registers;
   }
+  if (totalWarps > 32)
+    return emitOpError() << "partitions take " << totalWarps
+                         << " warps, more than the 32 of a CTA";
   if (totalRegisters > 65536)
     return emitOpError() << "partitions need " << totalRegisters
                          << " registers, more than the 65536 of a CTA";
@@ -558,12 +567,17 @@ LogicalResult StoreOp::verify() {
   if (!element.isF16() && !element.isBF16() && !element.isF32())
     return emitOpError() << "dest element type must be f16, bf16 or f32, got "
                          << element;
-  if (std::optional<uint64_t> columns = getColumns())
-    if (tile.getRank() != 2 || *columns % 8 != 0 ||
+  if (std::optional<uint64_t> columns = getColumns()) {
+    if (tile.getRank() != 2)
+      return emitOpError() << "columns = " << *columns << " applies to 2-D "
+                           << "tiles, not this " << shapeString(tile.getShape())
+                           << " per-row tile";
+    if (*columns % 8 != 0 ||
         int64_t(*columns) >= tile.getShape()[1])
       return emitOpError() << "columns = " << *columns << " must be a "
                            << "multiple of 8 below the tile's "
                            << shapeString(tile.getShape()) << " columns";
+  }
   if (!getPaired())
     return success();
   if (!layout || tile.getRank() != 2)

@@ -11,8 +11,10 @@
 
 namespace mlir::attngpu {
 
-/// "64x128": a shape as the diagnostics print it.
+/// "64x128": a shape as the diagnostics print it ("a scalar" for rank 0).
 inline std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "(rank 0)";
   std::string s;
   for (auto [i, size] : llvm::enumerate(shape))
     s += (i ? "x" : "") + std::to_string(size);
