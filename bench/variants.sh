@@ -5,7 +5,7 @@
 # (BM,BN,WARPS), ATTN_GPU_MIN_BLOCKS_PER_SM (CTAs/SM register target) and
 # ATTN_GPU_KNOBS (comma-separated NAME=VALUE, NAME a knob of
 # include/attn/Schedule/GpuScheduleKnobs.def by its convert-attn-to-attngpu
-# option spelling or short-shared-pointers; attn-run --help lists them),
+# option spelling; attn-run --help lists them),
 # e.g. "- - wgmma-scores=0" or "- - staged-output=1,paired-output-max-cols=0";
 # see docs/perf-notes.md. MINBLOCKS 0 asks for no CTA target ("-": the
 # measured choice).

@@ -84,23 +84,25 @@ void mlir::attn::buildCpuLoweringPipeline(OpPassManager &pm) {
 
 /// Shared-memory pointers as 32-bit registers in the NVPTX backend: with
 /// 64-bit ones every ldmatrix/cp.async address the kernel keeps live costs
-/// two registers. LLVM has it as a backend option only (process-wide, and
-/// only affects the NVPTX code generated in this process).
-static void useShortSharedPointers(bool on) {
-  // Pipelines are built on several threads at once (the JIT compiles
-  // kernels in parallel): one writer at a time, and only on a change.
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto &options = llvm::cl::getRegisteredOptions();
-  auto it = options.find("nvptx-short-ptr");
-  if (it != options.end())
-    if (auto *flag = static_cast<llvm::cl::opt<bool> *>(it->second))
-      if (flag->getValue() != on)
-        flag->setValue(on);
+/// two registers (session 3: d 128 248 -> 175 registers). LLVM has it as a
+/// backend option only (process-wide), so it is set once, before the first
+/// GPU pipeline of the process is built, and never changed: no compile on
+/// another thread can see it flip (the NVPTX target machine reads it when
+/// gpu-module-to-binary creates one).
+static void useShortSharedPointers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto it = options.find("nvptx-short-ptr");
+    if (it != options.end())
+      if (auto *flag = static_cast<llvm::cl::opt<bool> *>(it->second))
+        flag->setValue(true);
+  });
 }
 
 /// The upstream NVVM pipeline to PTX for a chip resolveGpuChip accepted.
 static void addNvvmToPtx(OpPassManager &pm, const GpuChip &chip) {
+  useShortSharedPointers();
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = chip.chip;
   nvvm.cubinFeatures = chip.features;
@@ -115,7 +117,6 @@ LogicalResult mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
       resolveGpuChip(target.chip, target.features, error);
   if (!chip)
     return failure();
-  useShortSharedPointers(target.shortSharedPointers);
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   ConvertAttnToAttnGPUOptions attngpu;

@@ -590,6 +590,5 @@ std::string attn::runUsage() {
   addKnob(SPELLING, std::is_same_v<TYPE, bool> ? "0|1" : "N",                 \
           knobDefault(int64_t(TYPE(DEFAULT))));
 #include "attn/Schedule/GpuScheduleKnobs.def"
-  addKnob("short-shared-pointers", "0|1", "1 (nvptx-short-ptr)");
   return usage;
 }

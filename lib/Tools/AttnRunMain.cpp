@@ -271,7 +271,6 @@ static const TuningKnob kTuningKnobs[] = {
 #define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
   tuningKnob(SPELLING, &GpuTarget::NAME),
 #include "attn/Schedule/GpuScheduleKnobs.def"
-    tuningKnob("short-shared-pointers", &GpuTarget::shortSharedPointers),
 };
 
 static std::string knownTuningKnobs() {

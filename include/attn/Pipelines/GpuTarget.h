@@ -21,8 +21,6 @@ struct GpuTarget : GpuScheduleKnobs {
   std::string chip = "sm_90a";
   /// The PTX ISA version ("+ptx87"); empty: the chip's default.
   std::string features;
-  /// 32-bit shared-memory pointers (nvptx-short-ptr).
-  bool shortSharedPointers = true;
 };
 
 } // namespace mlir::attn

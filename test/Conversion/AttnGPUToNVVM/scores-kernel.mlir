@@ -62,7 +62,9 @@ module attributes {gpu.container_module} {
 // NVVM-NOT: attngpu.
 
 // PTX: gpu.binary @kernels
-// PTX-SAME: cp.async.cg.shared.global
+// Shared addresses are 32-bit registers (nvptx-short-ptr, set by the
+// pipeline itself).
+// PTX-SAME: cp.async.cg.shared.global [%r{{[0-9]+}}], [%rd{{[0-9]+}}]
 // PTX-SAME: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX-SAME: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX-NOT: __nv_
