@@ -30,28 +30,15 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(ModuleOp module) {
   if (func.getNumResults() != 0)
     return func.emitError() << "kernel must not return values";
 
-  using Kind = KernelArgument::Kind;
-  const Kind tensorKinds[] = {Kind::Query, Kind::Key, Kind::Value,
-                              Kind::Output};
-  unsigned rank4 = 0;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    Type type = func.getArgumentTypes()[i];
+  FailureOr<SmallVector<KernelArgRole>> roles =
+      kernelArgumentRoles(cast<FunctionOpInterface>(func.getOperation()));
+  if (failed(roles))
+    return failure();
+  for (auto [i, role] : llvm::enumerate(*roles)) {
     KernelArgument arg;
-    if (auto memref = dyn_cast<MemRefType>(type)) {
+    arg.kind = role;
+    if (auto memref = dyn_cast<MemRefType>(func.getArgumentTypes()[i])) {
       arg.type = memref;
-      if (memref.getRank() == 4 && rank4 < 4) {
-        arg.kind = tensorKinds[rank4++];
-      } else if (memref.getRank() == 3 && rank4 == 4 &&
-                 memref.getElementType().isF32() &&
-                 sig.find(Kind::Lse) < 0) {
-        arg.kind = Kind::Lse;
-      } else {
-        return func.emitError()
-               << "argument " << i << " (" << type
-               << ") does not fit the kernel ABI: Q, K, V, O as rank-4 "
-                  "memrefs, then an optional rank-3 f32 LSE, then an "
-                  "optional f32 scale";
-      }
       arg.divisibility.assign(memref.getRank(), 1);
       if (auto multiples = func.getArgAttrOfType<DenseI64ArrayAttr>(
               i, "attn.divisibility")) {
@@ -62,20 +49,9 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(ModuleOp module) {
         arg.divisibility.assign(multiples.asArrayRef().begin(),
                                 multiples.asArrayRef().end());
       }
-    } else if (type.isF32() && rank4 == 4 && sig.find(Kind::Scale) < 0) {
-      arg.kind = Kind::Scale;
-    } else {
-      return func.emitError()
-             << "argument " << i << " (" << type
-             << ") does not fit the kernel ABI: Q, K, V, O as rank-4 memrefs, "
-                "then an optional rank-3 f32 LSE, then an optional f32 scale";
     }
     sig.arguments.push_back(arg);
   }
-  if (rank4 != 4)
-    return func.emitError() << "kernel must take Q, K, V and O as rank-4 "
-                               "memrefs, found "
-                            << rank4;
   return sig;
 }
 

@@ -25,7 +25,9 @@
 namespace mlir::attn {
 
 struct KernelArgument {
-  enum class Kind { Query, Key, Value, Output, Lse, Scale } kind;
+  /// The argument's role in the kernel ABI (AttnUtils.h).
+  using Kind = KernelArgRole;
+  Kind kind;
   /// Null for the scale.
   MemRefType type;
   /// Per-dimension promised size multiples (all 1 without the attribute).

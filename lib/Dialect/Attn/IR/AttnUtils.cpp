@@ -89,3 +89,61 @@ FailureOr<int64_t> mlir::attn::gpuWarpsPerBlock(Operation *kernel,
            << "of the block's " << blockM << " query rows";
   return warps;
 }
+
+/// The ABI's roles of the leading arguments of `types` that fit it, in
+/// order; stops at the first that does not.
+static SmallVector<KernelArgRole> leadingArgumentRoles(ArrayRef<Type> types) {
+  const KernelArgRole tensorRoles[] = {KernelArgRole::Query, KernelArgRole::Key,
+                                       KernelArgRole::Value,
+                                       KernelArgRole::Output};
+  SmallVector<KernelArgRole> roles;
+  unsigned rank4 = 0;
+  bool lse = false, scale = false;
+  for (Type type : types) {
+    auto memref = dyn_cast<MemRefType>(type);
+    if (memref && memref.getRank() == 4 && rank4 < 4 && !lse && !scale) {
+      roles.push_back(tensorRoles[rank4++]);
+    } else if (memref && memref.getRank() == 3 && rank4 == 4 &&
+               memref.getElementType().isF32() && !lse) {
+      roles.push_back(KernelArgRole::Lse);
+      lse = true;
+    } else if (type.isF32() && rank4 == 4 && !scale) {
+      roles.push_back(KernelArgRole::Scale);
+      scale = true;
+    } else {
+      break;
+    }
+  }
+  return roles;
+}
+
+FailureOr<SmallVector<KernelArgRole>>
+mlir::attn::kernelArgumentRoles(FunctionOpInterface kernel) {
+  ArrayRef<Type> types = kernel.getArgumentTypes();
+  SmallVector<KernelArgRole> roles = leadingArgumentRoles(types);
+  int64_t tensors = llvm::count_if(roles, [](KernelArgRole role) {
+    return role != KernelArgRole::Lse && role != KernelArgRole::Scale;
+  });
+  if (roles.size() < types.size())
+    return kernel.emitError()
+           << "argument " << roles.size() << " (" << types[roles.size()]
+           << ") does not fit the kernel ABI: Q, K, V, O as rank-4 "
+              "memrefs, then an optional rank-3 f32 LSE, then an optional "
+              "f32 scale";
+  if (tensors != 4)
+    return kernel.emitError() << "kernel must take Q, K, V and O as rank-4 "
+                                 "memrefs, found "
+                              << tensors;
+  return roles;
+}
+
+std::optional<KernelArgRole> mlir::attn::kernelArgumentRole(BlockArgument arg) {
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func || arg.getOwner() != &func.getBody().front())
+    return std::nullopt;
+  SmallVector<KernelArgRole> roles =
+      leadingArgumentRoles(func.getArgumentTypes());
+  if (arg.getArgNumber() >= roles.size())
+    return std::nullopt;
+  return roles[arg.getArgNumber()];
+}

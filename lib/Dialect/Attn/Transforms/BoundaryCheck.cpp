@@ -36,16 +36,16 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Query-length dimensions of the kernel ABI: dim 2 of Q (argument 0), of O
-/// (argument 3) and of the rank-3 LSE argument; the runtime gives them all
-/// q_len, and the grid walks them in blocks of attn.block_m.
+/// Query-length dimensions of the kernel ABI: dim 2 of Q, O and the LSE;
+/// the runtime gives them all q_len, and the grid walks them in blocks of
+/// attn.block_m.
 bool isQueryLengthDim(Value base, int64_t dim) {
   auto arg = dyn_cast<BlockArgument>(base);
-  if (!arg || dim != 2 || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+  if (!arg || dim != 2)
     return false;
-  auto type = cast<MemRefType>(arg.getType());
-  return arg.getArgNumber() == 0 || arg.getArgNumber() == 3 ||
-         type.getRank() == 3;
+  std::optional<KernelArgRole> role = kernelArgumentRole(arg);
+  return role == KernelArgRole::Query || role == KernelArgRole::Output ||
+         role == KernelArgRole::Lse;
 }
 
 /// Whether tensor dimension `dim` of `base` is a known multiple of `block`.
@@ -65,13 +65,14 @@ bool sizeIsMultiple(Value base, int64_t dim, int64_t block) {
   return multiples && multiples.asArrayRef()[dim] % block == 0;
 }
 
-/// Key-length dimensions of the kernel ABI: dim 2 of K (argument 1) and V
-/// (argument 2), which the runtime gives the same kv_len.
+/// Key-length dimensions of the kernel ABI: dim 2 of K and V, which the
+/// runtime gives the same kv_len.
 bool isKeyLengthDim(Value base, int64_t dim) {
   auto arg = dyn_cast<BlockArgument>(base);
-  return arg && dim == 2 && isa<func::FuncOp>(arg.getOwner()->getParentOp()) &&
-         (arg.getArgNumber() == 1 || arg.getArgNumber() == 2) &&
-         cast<MemRefType>(arg.getType()).getRank() == 4;
+  if (!arg || dim != 2)
+    return false;
+  std::optional<KernelArgRole> role = kernelArgumentRole(arg);
+  return role == KernelArgRole::Key || role == KernelArgRole::Value;
 }
 
 /// `value` is the size of dimension `dim` of `base`: `memref.dim` of it, of

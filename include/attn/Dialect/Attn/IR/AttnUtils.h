@@ -8,6 +8,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <optional>
 
 namespace mlir::attn {
 
@@ -37,6 +40,23 @@ LogicalResult verifyBlockPointersLowered(func::FuncOp kernel);
 /// multiple of the mma's 16). Emits a diagnostic at `kernel` and fails when
 /// the attribute does not divide the block that way.
 FailureOr<int64_t> gpuWarpsPerBlock(Operation *kernel, int64_t blockM);
+
+/// The kernel ABI: the role of each argument of a tile kernel, by position.
+/// Q, K, V, O as rank-4 memrefs [batch, heads, seq, head_dim] (the layout is
+/// in the strides), then optionally the LSE as a rank-3 f32 memref [batch,
+/// heads, seq_q], then optionally the softmax scale as f32. The runtime
+/// gives dim 2 of Q, O and the LSE q_len, dim 2 of K and V kv_len.
+enum class KernelArgRole { Query, Key, Value, Output, Lse, Scale };
+
+/// The roles of `kernel`'s arguments; emits a diagnostic at `kernel` naming
+/// the argument that does not fit the ABI, and fails.
+FailureOr<SmallVector<KernelArgRole>>
+kernelArgumentRoles(FunctionOpInterface kernel);
+
+/// The role of `arg`, an argument of a func.func, when it and the arguments
+/// before it fit the ABI (the checks of attn-boundary-check apply to a
+/// function with extra arguments too); no diagnostic.
+std::optional<KernelArgRole> kernelArgumentRole(BlockArgument arg);
 
 /// The padding value of a boundary-checked load, as a constant of `element`.
 Value createPaddingConstant(OpBuilder &b, Location loc, Type element,
