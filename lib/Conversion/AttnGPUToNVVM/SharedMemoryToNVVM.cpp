@@ -129,31 +129,42 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                                   col, padding);
                     });
     };
+    // cp.async of every chunk, as a loop strided by the CTA (the boundary
+    // tile of a copy whose interior tiles go in whole passes: rare, so
+    // small code counts more than its speed).
+    // Chunk `item` of the tile (row-major over chunksPerRow chunks a row).
+    auto copyChunkItem = [&](OpBuilder &b, Value item) {
+      Value row = arith::DivUIOp::create(b, loc, item,
+                                         indexConstant(b, loc, chunksPerRow));
+      Value chunk = arith::RemUIOp::create(
+          b, loc, item, indexConstant(b, loc, chunksPerRow));
+      Value col = arith::MulIOp::create(b, loc, chunk,
+                                        indexConstant(b, loc, chunkElements));
+      copyChunk(b, loc, op, type, src, dst, stage, adaptor.getOffsets(), sizes,
+                checked, row, col, chunkElements);
+    };
+    auto copyByChunkLoop = [&](OpBuilder &b) {
+      auto loop = scf::ForOp::create(b, loc, thread.threadId,
+                                     indexConstant(b, loc, total),
+                                     indexConstant(b, loc, *threads));
+      OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
+      copyChunkItem(body, loop.getInductionVar());
+    };
     // cp.async of every chunk, unrolled over the CTA's passes.
     auto copyByChunks = [&](OpBuilder &b) {
       int64_t passes = (total + *threads - 1) / *threads;
       for (int64_t pass = 0; pass < passes; ++pass) {
         Value item = arith::AddIOp::create(
             b, loc, thread.threadId, indexConstant(b, loc, pass * *threads));
-        auto emitItem = [&](OpBuilder &b) {
-          Value row = arith::DivUIOp::create(
-              b, loc, item, indexConstant(b, loc, chunksPerRow));
-          Value chunk = arith::RemUIOp::create(
-              b, loc, item, indexConstant(b, loc, chunksPerRow));
-          Value col = arith::MulIOp::create(
-              b, loc, chunk, indexConstant(b, loc, chunkElements));
-          copyChunk(b, loc, op, type, src, dst, stage, adaptor.getOffsets(),
-                    sizes, checked, row, col, chunkElements);
-        };
         if ((pass + 1) * *threads <= total) {
-          emitItem(b);
+          copyChunkItem(b, item);
         } else {
           Value inTile = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::ult, item,
               indexConstant(b, loc, total));
           auto guard = scf::IfOp::create(b, loc, inTile, /*withElse=*/false);
           OpBuilder inner = guard.getThenBodyBuilder();
-          emitItem(inner);
+          copyChunkItem(inner, item);
         }
       }
     };
@@ -191,7 +202,7 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
           OpBuilder whole = inside.getThenBodyBuilder();
           wholePasses(whole);
           OpBuilder edge = inside.getElseBodyBuilder();
-          copyByChunks(edge);
+          copyByChunkLoop(edge);
         }
       }
       OpBuilder otherwise = branch.getElseBodyBuilder();

@@ -11,7 +11,8 @@ module attributes {gpu.container_module} {
     // One alignment check for the tile, not one per chunk; then a tile
     // whose rows are all in range goes in whole passes of the CTA (one
     // unchecked copy in a loop of 16-row passes, the flat source index
-    // moving by 16 rows' stride), the boundary tile in 4 checked chunks.
+    // moving by 16 rows' stride), the boundary tile in checked chunks, as a
+    // loop over the tile's 512 chunks strided by the CTA (rare: small code).
     // CHECK-LABEL: gpu.func @row_major
     // CHECK: memref.extract_aligned_pointer_as_index
     // CHECK: scf.if
@@ -23,7 +24,9 @@ module attributes {gpu.container_module} {
     // CHECK-NEXT: nvgpu.device_async_copy %{{.*}}[%[[AT]]], {{.*}}, 8 {bypassL1}
     // CHECK-NEXT: arith.addi %[[AT]], %[[PASS]]
     // CHECK: } else {
-    // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1}
+    // CHECK: scf.for %{{.*}} = %thread_id_x to %c512{{.*}} step %c128
+    // CHECK: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1}
+    // CHECK-NOT: nvgpu.device_async_copy
     // CHECK: } else {
     // CHECK: scf.for
     // CHECK-NOT: nvgpu.device_async_copy
