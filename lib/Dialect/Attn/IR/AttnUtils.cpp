@@ -101,7 +101,7 @@ static SmallVector<KernelArgRole> leadingArgumentRoles(ArrayRef<Type> types) {
   bool lse = false, scale = false;
   for (Type type : types) {
     auto memref = dyn_cast<MemRefType>(type);
-    if (memref && memref.getRank() == 4 && rank4 < 4 && !lse && !scale) {
+    if (memref && memref.getRank() == 4 && rank4 < 4) {
       roles.push_back(tensorRoles[rank4++]);
     } else if (memref && memref.getRank() == 3 && rank4 == 4 &&
                memref.getElementType().isF32() && !lse) {
@@ -121,9 +121,8 @@ FailureOr<SmallVector<KernelArgRole>>
 mlir::attn::kernelArgumentRoles(FunctionOpInterface kernel) {
   ArrayRef<Type> types = kernel.getArgumentTypes();
   SmallVector<KernelArgRole> roles = leadingArgumentRoles(types);
-  int64_t tensors = llvm::count_if(roles, [](KernelArgRole role) {
-    return role != KernelArgRole::Lse && role != KernelArgRole::Scale;
-  });
+  // Q, K, V and O come first, so they are the first min(4, size) roles.
+  size_t tensors = std::min<size_t>(roles.size(), 4);
   if (roles.size() < types.size())
     return kernel.emitError()
            << "argument " << roles.size() << " (" << types[roles.size()]
