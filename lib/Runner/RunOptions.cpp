@@ -207,8 +207,7 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
     int64_t value;
     if (!parsePositive(name, text, kMaxSize, value, error))
       return false;
-    if (flag.kind == FlagKind::HeadDim &&
-        !isSupportedHeadDim(value)) {
+    if (flag.kind == FlagKind::HeadDim && !isSupportedHeadDim(value)) {
       error = name + " " + text +
               " is not supported (expected a multiple of 8 in [" +
               std::to_string(kMinHeadDim) + ", " + std::to_string(kMaxHeadDim) +
@@ -447,8 +446,9 @@ bool attn::parseRunOptions(int argc, char **argv, RunOptions &out,
   // given only when they agree.
   if (!out.targetChip.empty()) {
     if (!out.chip.empty() && out.chip != out.targetChip) {
-      error = "--chip " + out.chip + " contradicts --target cuda:" +
-              out.targetChip + " (give the chip once)";
+      error = "--chip " + out.chip +
+              " contradicts --target cuda:" + out.targetChip +
+              " (give the chip once)";
       return false;
     }
     out.chip = out.targetChip;
@@ -569,9 +569,10 @@ std::string attn::runUsage() {
   addLine("ATTN_CACHE_MAX_BYTES=N",
           "size cap of that cache: least recently used");
   addLine("", "entries go first (default 1073741824, 1 GiB)");
-  usage += "  (ATTN_AUTOTUNE is the APIs' alone: attn-run compiles the default\n"
-           "  schedule, or the one the ATTN_GPU_* variables below describe.)\n"
-           "GPU tuning runs (bench/variants.sh):\n";
+  usage +=
+      "  (ATTN_AUTOTUNE is the APIs' alone: attn-run compiles the default\n"
+      "  schedule, or the one the ATTN_GPU_* variables below describe.)\n"
+      "GPU tuning runs (bench/variants.sh):\n";
   addLine("ATTN_GPU_TILE=BM,BN,WARPS", "the GPU tile config");
   addLine("ATTN_GPU_MIN_BLOCKS_PER_SM=N", "ask ptxas for N CTAs per SM");
   addLine("ATTN_GPU_KNOBS=NAME=VALUE,...",
@@ -586,8 +587,8 @@ std::string attn::runUsage() {
     return value == -1 ? std::string("-1 (the choice measured for the kernel)")
                        : std::to_string(value);
   };
-#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
-  addKnob(SPELLING, std::is_same_v<TYPE, bool> ? "0|1" : "N",                 \
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, MIN, MAX, HELP)           \
+  addKnob(SPELLING, std::is_same_v<TYPE, bool> ? "0|1" : "N",                  \
           knobDefault(int64_t(TYPE(DEFAULT))));
 #include "attn/Schedule/GpuScheduleKnobs.def"
   return usage;

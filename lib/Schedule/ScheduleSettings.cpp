@@ -2,8 +2,6 @@
 
 #include "attn/Schedule/ScheduleSettings.h"
 
-#include <type_traits>
-
 using namespace mlir::attn;
 
 std::string mlir::attn::settingName(std::string_view spelling) {
@@ -22,12 +20,8 @@ const std::vector<ScheduleSetting> &mlir::attn::scheduleSettings() {
         {"warps", 0, 0, 32},
         {"stages", 1, 1, 8},
     };
-    // Booleans are 0 / 1; a knob whose default is -1 ("measured") takes
-    // -1 too; widths and CTA counts are bounded by what a CTA can hold.
-#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
-  list.push_back({settingName(SPELLING), int64_t(DEFAULT),                     \
-                  int64_t(DEFAULT) < 0 ? -1 : 0,                               \
-                  std::is_same_v<TYPE, bool> ? 1 : 1024});
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, MIN, MAX, HELP)           \
+  list.push_back({settingName(SPELLING), int64_t(DEFAULT), MIN, MAX});
 #include "attn/Schedule/GpuScheduleKnobs.def"
     return list;
   }();
@@ -39,4 +33,15 @@ const ScheduleSetting *mlir::attn::findScheduleSetting(std::string_view name) {
     if (setting.name == name)
       return &setting;
   return nullptr;
+}
+
+std::string mlir::attn::settingRangeError(const ScheduleSetting &setting,
+                                          int64_t value) {
+  if (value >= setting.minValue && value <= setting.maxValue)
+    return "";
+  std::string error = "must be from " + std::to_string(setting.minValue) +
+                      " to " + std::to_string(setting.maxValue);
+  if (setting.minValue == -1)
+    error += " (-1: the choice measured for the kernel)";
+  return error + ", got " + std::to_string(value);
 }

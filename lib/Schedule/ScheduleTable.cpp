@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Schedule/ScheduleTable.h"
+#include "attn/Schedule/ScheduleSettings.h"
 
 #include <limits>
 
@@ -29,13 +30,12 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
     return config;
   }
   // GPU (mma.sync schedule): Q (BM x D), K (BN x D) and V (BN x DV) tiles
-  // in shared memory, the reduction dim padded to the mma's k (16 for
-  // 16-bit inputs, 8 for tf32). Beyond 48 KiB they are placed in dynamic
-  // shared memory (attngpu-allocate-shared).
-  int64_t k = elementBytes == 4 ? 8 : 16;
-  int64_t paddedD = (headDim + k - 1) / k * k;
+  // in shared memory, their columns as the schedule holds them. Beyond 48
+  // KiB they are placed in dynamic shared memory (attngpu-allocate-shared).
+  int64_t paddedD = scheduleColumns(headDim);
+  int64_t paddedDV = scheduleColumns(headDimV);
   auto fits = [&](int64_t bm, int64_t bn) {
-    return (bm * paddedD + bn * (paddedD + headDimV)) * elementBytes <=
+    return (bm * paddedD + bn * (paddedD + paddedDV)) * elementBytes <=
            48 * 1024;
   };
   // 16-bit inputs, head dims up to 128: 128-row CTAs of 4 warps with 32
@@ -58,7 +58,7 @@ TileConfig mlir::attn::chooseTileConfig(const std::string &target,
     config.numWarps = 4;
     return config;
   }
-  if (elementBytes == 2 && paddedD <= 128 && headDimV <= 128) {
+  if (elementBytes == 2 && paddedD <= 128 && paddedDV <= 128) {
     config.blockM = 128;
     config.blockN = 64;
     config.numWarps = 4;
@@ -93,9 +93,10 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // to 64 columns (mma.sync at d 128: the extra live values cost more than
   // the stores save; sessions 5-7, the old lowering).
   if (knobs.pairedOutputMaxCols < 0)
-    knobs.pairedOutputMaxCols = kernel.oneWarpgroupWgmma
-                                    ? std::numeric_limits<int64_t>::max()
-                                    : 64;
+    knobs.pairedOutputMaxCols =
+        kernel.oneWarpgroupWgmma
+            ? findScheduleSetting("paired_output_max_cols")->maxValue
+            : 64;
   // The output through shared memory as 16-byte rows: one warpgroup on
   // wgmma at head dims 64 (session 7, the old lowering: d 64 s 512
   // 228 -> 237 TFLOP/s, causal 147 -> 159).
@@ -159,4 +160,10 @@ mlir::attn::scheduleCandidates(const ScheduleKey &key) {
     entries.push_back(sessionSix);
   }
   return entries;
+}
+
+int64_t mlir::attn::scheduleColumns(int64_t columns) {
+  if (columns % 16 != 0 && columns % 8 == 0)
+    return columns + 8;
+  return columns;
 }

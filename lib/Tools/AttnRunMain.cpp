@@ -11,18 +11,19 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
-#include "attn/Schedule/TileConfig.h"
 #include "attn/InitAttn.h"
 #include "attn/JIT/CpuExecutable.h"
 #include "attn/JIT/KernelCompiler.h"
 #include "attn/JIT/KernelSignature.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Reference/Reference.h"
-#include "attn/Runtime/CudaDriver.h"
-#include "attn/Tools/InputGuard.h"
-#include "attn/Version.h"
 #include "attn/Runner/HostTensor.h"
 #include "attn/Runner/RunOptions.h"
+#include "attn/Runtime/CudaDriver.h"
+#include "attn/Schedule/ScheduleSettings.h"
+#include "attn/Schedule/TileConfig.h"
+#include "attn/Tools/InputGuard.h"
+#include "attn/Version.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -131,7 +132,6 @@ bool checkArgument(const KernelArgument &arg, const HostTensor &tensor,
   }
   return true;
 }
-
 
 /// Checks a user tile kernel against what the run asks of it: flags it
 /// cannot honour are errors naming the mismatch (at the kernel's op where
@@ -263,12 +263,11 @@ struct TuningKnob {
 static TuningKnob tuningKnob(llvm::StringRef name, bool GpuTarget::*flag) {
   return {name, flag, nullptr};
 }
-static TuningKnob tuningKnob(llvm::StringRef name,
-                             int64_t GpuTarget::*number) {
+static TuningKnob tuningKnob(llvm::StringRef name, int64_t GpuTarget::*number) {
   return {name, nullptr, number};
 }
 static const TuningKnob kTuningKnobs[] = {
-#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP)                     \
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, MIN, MAX, HELP)           \
   tuningKnob(SPELLING, &GpuTarget::NAME),
 #include "attn/Schedule/GpuScheduleKnobs.def"
 };
@@ -332,9 +331,10 @@ static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
       const TuningKnob *knob = llvm::find_if(
           kTuningKnobs, [&](const TuningKnob &k) { return name == k.name; });
       if (knob == std::end(kTuningKnobs) || !setting.contains('=')) {
-        error = "ATTN_GPU_KNOBS: unknown knob '" + setting.str() +
-                "' (expected NAME=VALUE with NAME one of: " +
-                knownTuningKnobs() + ")";
+        error =
+            "ATTN_GPU_KNOBS: unknown knob '" + setting.str() +
+            "' (expected NAME=VALUE with NAME one of: " + knownTuningKnobs() +
+            ")";
         return false;
       }
       std::optional<int64_t> value = parseKnobValue(*knob, text);
@@ -342,6 +342,13 @@ static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
         error = "ATTN_GPU_KNOBS: '" + setting.str() + "': expected " +
                 (knob->flag ? "0 or 1 (false or true)" : "an integer") +
                 " after '" + name.str() + "='";
+        return false;
+      }
+      std::string rangeError =
+          settingRangeError(*findScheduleSetting(settingName(name)), *value);
+      if (!rangeError.empty()) {
+        error = "ATTN_GPU_KNOBS: '" + setting.str() + "': " + name.str() + " " +
+                rangeError;
         return false;
       }
       auto [it, first] = chosen.try_emplace(name, setting, *value);
@@ -362,9 +369,9 @@ static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
 /// Expands and optimises the tile program of `module` with `target`'s tile
 /// sizes (on the GPU, the tuning knobs' when given).
 static LogicalResult compileRunTileProgram(ModuleOp module,
-                                        const RunOptions &opts,
-                                        const std::string &target,
-                                        const TuningKnobs &knobs) {
+                                           const RunOptions &opts,
+                                           const std::string &target,
+                                           const TuningKnobs &knobs) {
   return mlir::attn::compileTileProgram(
       module, target, opts.headDim, opts.headDimV,
       int64_t(::attn::dtypeBytes(*::attn::parseDType(opts.dtype))),
@@ -486,8 +493,9 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     std::string kernelCausal = stringifyCausalAlignment(op.getCausal()).str();
     std::string runCausal = opts.causal.empty() ? "none" : opts.causal;
     if (kernelCausal != runCausal)
-      mismatch = "the kernel's attn.flash_attention has causal = " +
-                 kernelCausal + " but the run has --causal " + runCausal;
+      mismatch =
+          "the kernel's attn.flash_attention has causal = " + kernelCausal +
+          " but the run has --causal " + runCausal;
     else if (int64_t(op.getGqaRatio()) != opts.heads / opts.kvHeads)
       mismatch = "the kernel's attn.flash_attention has gqa_ratio = " +
                  std::to_string(op.getGqaRatio()) + " but --heads " +
@@ -579,9 +587,8 @@ int mlir::attn::attnRunMain(int argc, char **argv,
 
   // The run's tensors; the kernel's static types must agree with them.
   DType dtype = *::attn::parseDType(opts.dtype);
-  int64_t B = opts.batch, H = opts.heads, HKV = opts.kvHeads,
-          SQ = opts.seqLenQ, SKV = opts.seqLenKV, D = opts.headDim,
-          DV = opts.headDimV;
+  int64_t B = opts.batch, H = opts.heads, HKV = opts.kvHeads, SQ = opts.seqLenQ,
+          SKV = opts.seqLenKV, D = opts.headDim, DV = opts.headDimV;
   // What the run will hold in host memory, checked before anything is
   // allocated: the tensors, and for --check the reference's copies (the
   // inputs as float, one as double while it is converted, the output and
@@ -594,10 +601,10 @@ int mlir::attn::attnRunMain(int argc, char **argv,
            nV = double(B) * HKV * SKV * DV, nO = double(B) * H * SQ * DV,
            rows = double(B) * H * SQ;
     double tensors = elemBytes * (nQ + nK + nV + nO) + 4.0 * rows;
-    double reference =
-        opts.check ? 4.0 * (nQ + nK + nV) + 8.0 * std::max({nQ, nK, nV}) +
-                         16.0 * nO + 16.0 * rows
-                   : 0.0;
+    double reference = opts.check ? 4.0 * (nQ + nK + nV) +
+                                        8.0 * std::max({nQ, nK, nV}) +
+                                        16.0 * nO + 16.0 * rows
+                                  : 0.0;
     std::string what;
     double limit = double(::attn::hostMemoryLimit(what));
     if (tensors + reference > limit) {
@@ -636,8 +643,7 @@ int mlir::attn::attnRunMain(int argc, char **argv,
   ::attn::fillNaN(t.lse);
 
   using Kind = KernelArgument::Kind;
-  Type expectedElement =
-      elementTypeOf(&ctx, *::attn::parseDType(opts.dtype));
+  Type expectedElement = elementTypeOf(&ctx, *::attn::parseDType(opts.dtype));
   for (const KernelArgument &arg : sig.arguments) {
     if (arg.kind == Kind::Scale)
       continue;
@@ -688,8 +694,7 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     if (!getCachedKernelCode(codeKey(*cpuModule, cpu, opts, ""), cpu, lower,
                              code, origin, error))
       return fail(error);
-    exe = CpuExecutable::load(code.payload, sig.name,
-                              sig.find(Kind::Lse) >= 0,
+    exe = CpuExecutable::load(code.payload, sig.name, sig.find(Kind::Lse) >= 0,
                               sig.find(Kind::Scale) >= 0, error);
     if (!exe)
       return fail("JIT compilation failed: " + error);
@@ -785,8 +790,8 @@ int mlir::attn::attnRunMain(int argc, char **argv,
   llvm::outs() << " dtype=" << opts.dtype << " layout=" << opts.layout
                << " batch=" << B << " heads=" << H << " kv_heads=" << HKV
                << " seqlen_q=" << SQ << " seqlen_kv=" << SKV
-               << " head_dim=" << D << " head_dim_v=" << DV << " causal="
-               << (opts.causal.empty() ? "none" : opts.causal)
+               << " head_dim=" << D << " head_dim_v=" << DV
+               << " causal=" << (opts.causal.empty() ? "none" : opts.causal)
                << " scale=" << scale << " seed=" << opts.seed
                << (opts.kernelFile.empty() ? "" : " kernel=" + opts.kernelFile)
                << "\n";

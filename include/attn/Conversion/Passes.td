@@ -34,11 +34,13 @@ def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
     Expects block pointers lowered away. Each tile kernel becomes a
     `gpu.func` in `gpu.module @attn_kernels` (one CTA per program,
     `attn.block_m / 16` warps or `attn.num_warps`) whose schedule is attngpu
-    ops: 16-bit tile loads staged in shared buffers by async copies, dots
-    as local_load + mma, the online softmax as softmax_step, scale_rows,
-    convert_layout (P stays in registers) and mma, masks, finalize and the
-    epilogue store on accumulator tiles. Scalar code is cloned as written.
-    Shared offsets and barriers are left to attngpu-allocate-shared and
+    ops, converted by patterns (one per op family) that read the schedule
+    back from the gpu.func: 16-bit and f32 (as tf32) tile loads staged in
+    shared buffers by async copies, dots as local_load + mma, the online
+    softmax as softmax_step, scale_rows, convert_layout (P stays in
+    registers) and mma, masks, finalize and the epilogue store on
+    accumulator tiles. Scalar code stays as written. Shared offsets and
+    barriers are left to attngpu-allocate-shared and
     attngpu-insert-barriers. With `wgmma` (sm_90a), a kernel whose every
     dot and softmax fits (one warpgroup per 64 rows, head dims multiples of
     64 up to 256, 16-bit) keeps its tiles in wgmma_128b buffers and runs
@@ -46,8 +48,9 @@ def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
     (GpuScheduleKnobs.def, declared in C++) are options too; a -1 knob takes
     the schedule table's measured choice (lib/Schedule/ScheduleTable.cpp),
     and the kernel's `#attngpu.schedule` records every resolved setting.
-    Not covered yet (an error at the op): f32 tiles, head dims or key
-    blocks off multiples of 16, transposed A.
+    What the schedule does not cover (transposed A, key blocks or head dims
+    off multiples of 8, tiles in other ops or regions) is an error at the
+    op, before anything is converted.
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",

@@ -14,7 +14,8 @@
 namespace mlir::attn {
 
 struct GpuScheduleKnobs {
-#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, HELP) TYPE NAME = DEFAULT;
+#define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, MIN, MAX, HELP)           \
+  TYPE NAME = DEFAULT;
 #include "attn/Schedule/GpuScheduleKnobs.def"
 };
 

@@ -34,6 +34,9 @@ struct ScheduleSetting {
 const std::vector<ScheduleSetting> &scheduleSettings();
 /// The setting called `name`, or null.
 const ScheduleSetting *findScheduleSetting(std::string_view name);
+/// "" when `value` is in the setting's range, else what is wrong with it
+/// ("must be from -1 to 1 (...), got 2"), for the caller to prefix.
+std::string settingRangeError(const ScheduleSetting &setting, int64_t value);
 /// `min-blocks-per-sm` -> `min_blocks_per_sm`.
 std::string settingName(std::string_view spelling);
 

@@ -43,6 +43,11 @@ struct KernelTraits {
   bool oneWarpgroupWgmma = false;
 };
 
+/// Tile columns as the GPU schedule holds them: a multiple of 8 that is not
+/// one of 16 rounded up to 16 (the tensor cores' k and n steps; the padding
+/// is zero in shared memory and never stored), any other count as it is.
+int64_t scheduleColumns(int64_t columns);
+
 /// `requested` with every -1 ("measured") knob replaced by the choice
 /// measured for such a kernel on the attngpu level.
 GpuScheduleKnobs measuredKnobs(GpuScheduleKnobs requested,

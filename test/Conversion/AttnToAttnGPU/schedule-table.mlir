@@ -72,8 +72,8 @@
 
 // Knob values out of range are errors, not silently on, off or measured.
 // RUN: not attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --convert-attn-to-attngpu=staged-output=2 2>&1 | FileCheck %s --check-prefix=BADSTAGED
-// BADSTAGED: error: convert-attn-to-attngpu: staged-output must be -1 to 1 (-1: the measured choice); got 2
+// BADSTAGED: error: convert-attn-to-attngpu: staged-output must be from -1 to 1 (-1: the choice measured for the kernel), got 2
 // RUN: not attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --convert-attn-to-attngpu=values-accumulate-outside=-1 2>&1 | FileCheck %s --check-prefix=BADOUTSIDE
-// BADOUTSIDE: error: convert-attn-to-attngpu: values-accumulate-outside must be 0 to 32; got -1
+// BADOUTSIDE: error: convert-attn-to-attngpu: values-accumulate-outside must be from 0 to 32, got -1
 // RUN: not attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --convert-attn-to-attngpu=paired-output-max-cols=-2 2>&1 | FileCheck %s --check-prefix=BADPAIRED
-// BADPAIRED: error: convert-attn-to-attngpu: paired-output-max-cols must be at least -1 (-1: the measured choice); got -2
+// BADPAIRED: error: convert-attn-to-attngpu: paired-output-max-cols must be from -1 to 1024 (-1: the choice measured for the kernel), got -2

@@ -60,12 +60,13 @@
 
 // With wgmma (sm_90a) a kernel whose products all fit keeps its tiles in
 // wgmma_128b buffers and multiplies on attngpu.wgmma (P from registers),
-// each waited at once.
-// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=chip=sm_90a | FileCheck %s --check-prefix=WGMMA
+// each waited at once. The printed schedule parses back (every resolved
+// setting within its range: "every width" of paired stores is 1024).
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=chip=sm_90a | attn-opt | FileCheck %s --check-prefix=WGMMA
 // The measured CTA target: 4 per multiprocessor for one warpgroup up to
 // 128 accumulator columns, none when causal at 128 (its spills cost more).
 // WGMMA-LABEL: gpu.func @mha
-// WGMMA-SAME: #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 4,{{.*}} wgmma_scores = 1
+// WGMMA-SAME: #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 4,{{.*}} paired_output_max_cols = 1024,{{.*}} wgmma_scores = 1
 // WGMMA: attngpu.alloc_shared : !attngpu.shared<64x128xbf16, wgmma_128b>
 // WGMMA: %[[S:.+]] = attngpu.wgmma %{{.+}}[%{{.+}}], %{{.+}}[%{{.+}}], %{{.+}} transpose_b : !attngpu.shared<64x128xbf16, wgmma_128b>, !attngpu.shared<{{.+}}xbf16, wgmma_128b> -> !attngpu.tile<64x{{.+}}xf32, #attngpu.mma<wgmma, acc, warps = 4>>
 // WGMMA-NEXT: attngpu.wgmma_wait %[[S]] pending = 0

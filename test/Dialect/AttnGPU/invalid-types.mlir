@@ -147,7 +147,7 @@ func.func private @f() attributes {s = #attngpu.schedule<blockm = 64>}
 
 // -----
 
-// expected-error @+1 {{schedule setting 'staged_output' must be from -1 to 1024, got -2}}
+// expected-error @+1 {{schedule setting 'staged_output' must be from -1 to 1 (-1: the choice measured for the kernel), got -2}}
 func.func private @f() attributes {s = #attngpu.schedule<staged_output = -2>}
 
 // -----

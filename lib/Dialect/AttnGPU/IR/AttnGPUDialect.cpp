@@ -389,11 +389,10 @@ ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (!value)
       return emitError() << "schedule setting '" << name
                          << "' must be an integer";
-    int64_t v = value.getInt();
-    if (v < setting->minValue || v > setting->maxValue)
-      return emitError() << "schedule setting '" << name << "' must be from "
-                         << setting->minValue << " to " << setting->maxValue
-                         << ", got " << v;
+    std::string rangeError = attn::settingRangeError(*setting, value.getInt());
+    if (!rangeError.empty())
+      return emitError() << "schedule setting '" << name << "' "
+                         << rangeError;
   }
   return success();
 }

@@ -1,0 +1,129 @@
+//===- RegisterTilePatterns.cpp - tiles held in registers, kernel frame ---===//
+//
+// The ops on accumulator and per-row tiles that keep their meaning on the
+// GPU level (masks, finalize), splat constants as attngpu.splat, a truncf
+// before the epilogue store folded into the store (which converts f32 to
+// the tensor's type itself), and the kernel's frame: program ids as block
+// ids, num_programs as the grid's size, return as gpu.return.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttnToAttnGPU.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::to_attngpu;
+namespace ag = mlir::attngpu;
+
+namespace {
+
+struct ProgramIdToBlockId : OpConversionPattern<ProgramIdOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ProgramIdOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<gpu::BlockIdOp>(
+        op, static_cast<gpu::Dimension>(op.getDim()));
+    return success();
+  }
+};
+
+struct NumProgramsToGridDim : OpConversionPattern<NumProgramsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(NumProgramsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<gpu::GridDimOp>(
+        op, static_cast<gpu::Dimension>(op.getDim()));
+    return success();
+  }
+};
+
+struct ReturnToGpuReturn : OpConversionPattern<func::ReturnOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(func::ReturnOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<gpu::ReturnOp>(op);
+    return success();
+  }
+};
+
+struct MaskKVBoundToAttnGPU : OpConversionPattern<MaskKVBoundOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaskKVBoundOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<ag::MaskKVBoundOp>(
+        op, adaptor.getScores(), adaptor.getKvStart(), adaptor.getKvLen());
+    return success();
+  }
+};
+
+struct MaskCausalToAttnGPU : OpConversionPattern<MaskCausalOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaskCausalOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<ag::MaskCausalOp>(
+        op, adaptor.getScores(), adaptor.getQStart(), adaptor.getKvStart(),
+        adaptor.getDiagonal());
+    return success();
+  }
+};
+
+struct FinalizeToAttnGPU : OpConversionPattern<FinalizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FinalizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto finalize =
+        ag::FinalizeOp::create(rewriter, op.getLoc(), adaptor.getAcc(),
+                               adaptor.getMax(), adaptor.getSum());
+    rewriter.replaceOp(op, finalize.getResults());
+    return success();
+  }
+};
+
+struct SplatConstantToSplat : OpConversionPattern<arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+    Type type = getTypeConverter()->convertType(op.getType());
+    if (!dense || !dense.isSplat() || !isa<ag::TileType>(type))
+      return failure();
+    double value = dense.getSplatValue<APFloat>().convertToDouble();
+    rewriter.replaceOpWithNewOp<ag::SplatOp>(op, type,
+                                             rewriter.getF64FloatAttr(value));
+    return success();
+  }
+};
+
+struct TruncFIntoStore : OpConversionPattern<arith::TruncFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::TruncFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<RankedTensorType>(op.getType()))
+      return failure();
+    rewriter.replaceOp(op, adaptor.getIn());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::to_attngpu::populateRegisterTilePatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<ProgramIdToBlockId, NumProgramsToGridDim, ReturnToGpuReturn,
+               MaskKVBoundToAttnGPU, MaskCausalToAttnGPU, FinalizeToAttnGPU,
+               SplatConstantToSplat, TruncFIntoStore>(converter,
+                                                      patterns.getContext());
+}
