@@ -144,6 +144,8 @@ LogicalResult mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
       resolveGpuChip(target.chip, target.features, error);
   if (!chip)
     return failure();
+  // Each kernel's K/V ring (kv_stages in its #attngpu.schedule).
+  pm.addPass(attngpu::createAttnGPUPipeline());
   attngpu::AttnGPUAllocateSharedOptions allocate;
   allocate.maxSharedBytes = chip->maxSharedBytes;
   pm.addPass(attngpu::createAttnGPUAllocateShared(allocate));

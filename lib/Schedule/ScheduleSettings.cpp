@@ -18,7 +18,6 @@ const std::vector<ScheduleSetting> &mlir::attn::scheduleSettings() {
         {"block_m", 0, 0, 256},
         {"block_n", 0, 0, 256},
         {"warps", 0, 0, 32},
-        {"stages", 1, 1, 8},
     };
 #define ATTN_GPU_KNOB(TYPE, NAME, SPELLING, DEFAULT, MIN, MAX, HELP)           \
   list.push_back({settingName(SPELLING), int64_t(DEFAULT), MIN, MAX});

@@ -9,7 +9,6 @@
 #include "attn/Schedule/ScheduleTable.h"
 #include "attn/Schedule/ScheduleSettings.h"
 
-#include <limits>
 
 using namespace mlir::attn;
 
@@ -89,6 +88,14 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   bool fourCtas = kernel.oneWarpgroupWgmma && kernel.outputCols <= 128;
   if (knobs.minBlocksPerSM < 0)
     knobs.minBlocksPerSM = fourCtas ? 4 : 0;
+  // One stage: each K / V tile copied in the iteration that uses it (V's
+  // copy overlaps S = Q K^T). A two-stage ring (attngpu-pipeline) halves
+  // the CTAs per SM at d 128 (48 -> 80 KiB): measured on the H200
+  // (session 12, docs/perf-notes.md) 0.62-0.97x on the FA3 shapes, 1.16x
+  // faster at decode (q 1, kv 16k, GQA), which the table cannot tell from
+  // a kernel's traits.
+  if (knobs.kvStages < 0)
+    knobs.kvStages = 1;
   // Paired output stores: every width for one warpgroup on wgmma, else up
   // to 64 columns (mma.sync at d 128: the extra live values cost more than
   // the stores save; sessions 5-7, the old lowering).
@@ -150,6 +157,15 @@ mlir::attn::scheduleCandidates(const ScheduleKey &key) {
     direct.name = "direct-output";
     direct.knobs.stagedOutput = 0;
     entries.push_back(direct);
+  }
+  // The two-stage K/V ring: slower on the FA3 shapes (4 -> 2 CTAs per SM
+  // at d 128), 1.16x faster at decode (q 1, kv 16k, GQA, d 128; session
+  // 12), where the grid leaves SMs idle: a shape the autotuner times.
+  if (!key.causal) {
+    ScheduleEntry ring;
+    ring.name = "kv-ring";
+    ring.knobs.kvStages = 2;
+    entries.push_back(ring);
   }
   if (key.causal && key.headDimV == 128) {
     ScheduleEntry sessionSix;

@@ -42,7 +42,8 @@ TEST(Autotune, CandidatesPerSpecAndTarget) {
   AttentionSpec spec = makeSpec(DType::BF16, 128, CausalKind::None);
   Target hopper = *Target::parse("cuda:sm_90a", error);
   EXPECT_EQ(names(candidateSchedules(spec, hopper)),
-            (std::vector<std::string>{"default", "128x64x8", "128x128x8"}));
+            (std::vector<std::string>{"default", "128x64x8", "128x128x8",
+                                      "kv-ring"}));
   spec.causal = CausalKind::TopLeft;
   EXPECT_EQ(
       names(candidateSchedules(spec, hopper)),
@@ -56,7 +57,7 @@ TEST(Autotune, CandidatesPerSpecAndTarget) {
   spec.causal = CausalKind::None;
   EXPECT_EQ(names(candidateSchedules(spec, hopper)),
             (std::vector<std::string>{"default", "128x64x8", "128x128x8",
-                                      "64x64x4", "direct-output"}));
+                                      "64x64x4", "direct-output", "kv-ring"}));
   // Head dims 128 / 64: neither d-64 alternative (their defaults are
   // d 128's), nor the causal d-128 one.
   spec.headDim = 128;

@@ -1,7 +1,7 @@
 //===- ScheduleSettings.h - the settings of a GPU schedule ------*- C++ -*-===//
 //
 // The list of every setting a kernel's GPU schedule has: the tile (query
-// rows per CTA, keys per step, warps, stages) and the tuning knobs of
+// rows per CTA, keys per step, warps) and the tuning knobs of
 // GpuScheduleKnobs.def. #attngpu.schedule takes its keys, defaults and
 // ranges from here, so the IR, the pass options and the JIT's settings name
 // the same things. Plain C++ (no MLIR headers).

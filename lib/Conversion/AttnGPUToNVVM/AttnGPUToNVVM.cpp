@@ -46,26 +46,71 @@ AttnGPUTypeConverter::AttnGPUTypeConverter(MLIRContext *context) {
   addTargetMaterialization(cast);
 }
 
-/// The cp.async groups issued after the oldest copy `wait` waits for, up to
-/// the wait, where straight-line code shows them; 0 (wait for all)
-/// otherwise.
+/// The cp.async groups the ops in [from, to) of one block issue, or
+/// nothing where a region among them may issue some.
+static std::optional<int64_t> groupsIssued(Block::iterator from,
+                                           Block::iterator to) {
+  int64_t groups = 0;
+  for (Operation &op : llvm::make_range(from, to)) {
+    if (isa<AsyncCopyOp>(op))
+      ++groups;
+    else if (op.getNumRegions() != 0 &&
+             op.walk([](AsyncCopyOp) { return WalkResult::interrupt(); })
+                 .wasInterrupted())
+      return std::nullopt;
+  }
+  return groups;
+}
+
+/// The groups issued after `copy` and before `end`, in their block.
+static std::optional<int64_t> groupsBetween(Operation *copy, Operation *end) {
+  return groupsIssued(std::next(copy->getIterator()), end->getIterator());
+}
+
+/// The cp.async groups issued after the copy of `token` up to `wait`, the
+/// fewest over the ways there that straight-line code shows: the copy
+/// before the wait in its block, or (a token the loop holding the wait
+/// carries) the copy before the loop for its first iteration and the
+/// copy yielded by its body for the others.
+static std::optional<int64_t> groupsAfter(Value token, AsyncWaitOp wait) {
+  Block *block = wait->getBlock();
+  if (auto copy = token.getDefiningOp<AsyncCopyOp>()) {
+    if (copy->getBlock() != block)
+      return std::nullopt;
+    return groupsBetween(copy, wait);
+  }
+  auto arg = dyn_cast<BlockArgument>(token);
+  auto loop = arg && arg.getOwner() == block
+                  ? dyn_cast<scf::ForOp>(block->getParentOp())
+                  : nullptr;
+  if (!loop)
+    return std::nullopt;
+  unsigned index = arg.getArgNumber() - 1;
+  auto before = loop.getInitArgs()[index].getDefiningOp<AsyncCopyOp>();
+  auto yielded = loop.getYieldedValues()[index].getDefiningOp<AsyncCopyOp>();
+  if (!before || !yielded || before->getBlock() != loop->getBlock() ||
+      yielded->getBlock() != block)
+    return std::nullopt;
+  std::optional<int64_t> inBody =
+      groupsIssued(block->begin(), wait->getIterator());
+  std::optional<int64_t> first = groupsBetween(before, loop);
+  std::optional<int64_t> later =
+      groupsBetween(yielded, block->getTerminator());
+  if (!inBody || !first || !later)
+    return std::nullopt;
+  return std::min(*first, *later) + *inBody;
+}
+
+/// The cp.async groups `wait` may leave in flight: those issued after the
+/// newest copy it waits for, where straight-line code shows them; 0 (wait
+/// for all) otherwise.
 static int64_t pendingCopyGroups(AsyncWaitOp wait) {
   int64_t pending = 7; // the most wait_group can leave
   for (Value token : wait.getTokens()) {
-    auto copy = token.getDefiningOp<AsyncCopyOp>();
-    if (!copy || copy->getBlock() != wait->getBlock())
+    std::optional<int64_t> after = groupsAfter(token, wait);
+    if (!after)
       return 0;
-    int64_t after = 0;
-    for (Operation *it = copy->getNextNode(); it != wait;
-         it = it->getNextNode()) {
-      if (isa<AsyncCopyOp>(it))
-        ++after;
-      else if (it->getNumRegions() != 0 &&
-               it->walk([](AsyncCopyOp) { return WalkResult::interrupt(); })
-                   .wasInterrupted())
-        return 0;
-    }
-    pending = std::min(pending, after);
+    pending = std::min(pending, *after);
   }
   return pending;
 }

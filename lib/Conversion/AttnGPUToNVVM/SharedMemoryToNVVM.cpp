@@ -117,6 +117,13 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
 
     Value src = adaptor.getSource(), dst = adaptor.getBuffer();
     Value stage = adaptor.getStage();
+    // A predicated copy: its instructions under the predicate, its group
+    // committed either way (the waits count groups).
+    OpBuilder::InsertionGuard predicateGuard(b);
+    if (Value predicate = adaptor.getPredicate()) {
+      auto guard = scf::IfOp::create(b, loc, predicate, /*withElse=*/false);
+      b.setInsertionPoint(guard.thenBlock()->getTerminator());
+    }
     ThreadCoords thread(b, loc);
     SmallVector<Value> sizes = tensorSizes(b, loc, src);
     // Element by element, as a loop over the tile strided by the CTA (the
@@ -222,6 +229,7 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                     });
     }
     // One cp.async group per copy op: async_wait counts them.
+    b.setInsertionPoint(op);
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     // The token only orders waits in the IR; nothing of it remains.
     Value token = arith::ConstantIntOp::create(b, loc, 0, 32);

@@ -67,7 +67,8 @@ struct TileLoadToAsyncCopy : OpConversionPattern<TileLoadOp> {
     Value token = ag::AsyncCopyOp::create(
         rewriter, loc, adaptor.getBase(), adaptor.getOffsets(), load.getDims(),
         load.getBoundaryCheckAttr(), padding, buffer, zero, checkedChunks,
-        bufferCols != cols ? rewriter.getI64IntegerAttr(cols) : IntegerAttr());
+        bufferCols != cols ? rewriter.getI64IntegerAttr(cols) : IntegerAttr(),
+        /*predicate=*/Value());
     bool readHere = llvm::all_of(load->getUsers(), [&](Operation *user) {
       return user->getBlock() == load->getBlock();
     });

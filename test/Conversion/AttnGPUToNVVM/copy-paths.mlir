@@ -164,3 +164,54 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A predicated copy (attngpu-pipeline's copies past the last iteration):
+// its copies under the predicate, its group committed either way, so the
+// waits' counts hold. In a two-stage ring the wait for this iteration's
+// tile leaves the copy ahead (issued after it) in flight: wait_group 1,
+// whether the tile came from the copy before the loop or from the last
+// iteration's copy ahead; after the loop, wait_group 0.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @ring_waits
+    // CHECK: %[[RUNS:.+]] = arith.cmpi slt
+    // CHECK-NEXT: scf.if %[[RUNS]] {
+    // CHECK: nvgpu.device_async_copy
+    // CHECK: nvvm.cp.async.commit.group
+    // CHECK-NEXT: arith.constant 0 : i32
+    // CHECK-NEXT: scf.for
+    // CHECK: %[[MORE:.+]] = arith.cmpi slt
+    // CHECK-NEXT: scf.if %[[MORE]] {
+    // CHECK: nvgpu.device_async_copy
+    // CHECK: nvvm.cp.async.commit.group
+    // CHECK-NEXT: arith.constant 0 : i32
+    // CHECK-NEXT: nvvm.cp.async.wait.group 1
+    // CHECK-NEXT: scf.yield
+    // CHECK-NEXT: }
+    // CHECK-NEXT: nvvm.cp.async.wait.group 0
+    gpu.func @ring_waits(%k: memref<?x64xf16, strided<[64, 1], offset: ?>>, %n: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c64 = arith.constant 64 : index
+      %ring = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+      %runs = arith.cmpi slt, %c0, %n : index
+      %first = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %ring[%c0] if %runs : memref<?x64xf16, strided<[64, 1], offset: ?>>, !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+      %r = scf.for %i = %c0 to %n step %c64 iter_args(%t = %first) -> (!attngpu.token) {
+        %from0 = arith.subi %i, %c0 : index
+        %iter = arith.divui %from0, %c64 : index
+        %iter1 = arith.addi %iter, %c1 : index
+        %ahead = arith.remui %iter1, %c2 : index
+        %i1 = arith.addi %i, %c64 : index
+        %more = arith.cmpi slt, %i1, %n : index
+        %u = attngpu.async_copy %k[%i1, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %ring[%ahead] if %more : memref<?x64xf16, strided<[64, 1], offset: ?>>, !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+        attngpu.async_wait %t
+        scf.yield %u : !attngpu.token
+      }
+      attngpu.async_wait %r
+      gpu.return
+    }
+  }
+}

@@ -456,3 +456,79 @@ func.func @unhandled_region() -> !a {
   }
   return %r : !a
 }
+
+// -----
+
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+
+// A two-stage ring as attngpu-pipeline writes it: stages (n + 1) mod 2 and
+// n mod 2 of one iteration are told apart (no barrier between the copy
+// ahead and this stage's read); across the back edge the stage read last
+// iteration is the one the copy ahead fills (a barrier before it).
+// CHECK-LABEL: func.func @ring
+// CHECK: scf.for
+// CHECK-NEXT: arith.subi
+// CHECK-NOT: attngpu.barrier
+// CHECK: attngpu.barrier
+// CHECK-NEXT: attngpu.async_copy
+// CHECK-NEXT: attngpu.async_wait
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.local_load
+// CHECK-NEXT: scf.yield
+func.func @ring(%k: !g, %n: index, %init: !b) -> !b {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %ring = attngpu.alloc_shared : !s
+  %runs = arith.cmpi slt, %c0, %n : index
+  %first = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] into %ring[%c0] if %runs : !g, !s
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%last = %init, %t = %first) -> (!b, !attngpu.token) {
+    %from0 = arith.subi %i, %c0 : index
+    %iter = arith.divui %from0, %c64 : index
+    %stage = arith.remui %iter, %c2 : index
+    %iter1 = arith.addi %iter, %c1 : index
+    %ahead = arith.remui %iter1, %c2 : index
+    %i1 = arith.addi %i, %c64 : index
+    %more = arith.cmpi slt, %i1, %n : index
+    %u = attngpu.async_copy %k[%i1, %c0] dims = [0, 1] into %ring[%ahead] if %more : !g, !s
+    attngpu.async_wait %t
+    %kb = attngpu.local_load %ring[%stage] transpose : !s -> !b
+    scf.yield %kb, %u : !b, !attngpu.token
+  }
+  attngpu.async_wait %r#1
+  return %r#0 : !b
+}
+
+// -----
+
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+
+// The planted bug: the copy ahead fills the stage this iteration reads,
+// whose own copy is still in flight.
+func.func @ring_same_stage(%k: !g, %n: index, %init: !b) -> !b {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %ring = attngpu.alloc_shared : !s
+  %runs = arith.cmpi slt, %c0, %n : index
+  %first = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] into %ring[%c0] if %runs : !g, !s
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%last = %init, %t = %first) -> (!b, !attngpu.token) {
+    %from0 = arith.subi %i, %c0 : index
+    %iter = arith.divui %from0, %c64 : index
+    %stage = arith.remui %iter, %c2 : index
+    %i1 = arith.addi %i, %c64 : index
+    %more = arith.cmpi slt, %i1, %n : index
+    // expected-error @+1 {{writes shared memory that an attngpu.async_copy still in flight writes}}
+    %u = attngpu.async_copy %k[%i1, %c0] dims = [0, 1] into %ring[%stage] if %more : !g, !s
+    attngpu.async_wait %t
+    %kb = attngpu.local_load %ring[%stage] transpose : !s -> !b
+    scf.yield %kb, %u : !b, !attngpu.token
+  }
+  attngpu.async_wait %r#1
+  return %r#0 : !b
+}

@@ -142,7 +142,7 @@ func.func private @f(!attngpu.shared<64x64xf16, swizzled>)
 
 // -----
 
-// expected-error @+1 {{unknown schedule setting 'blockm'; known: block_m block_n warps stages min_blocks_per_sm skip_unmoved_rescale skip_rescale_min_cols paired_output_max_cols whole_pass_copies_on_diagonal staged_output wgmma_scores wgmma_values}}
+// expected-error @+1 {{unknown schedule setting 'blockm'; known: block_m block_n warps min_blocks_per_sm skip_unmoved_rescale skip_rescale_min_cols paired_output_max_cols whole_pass_copies_on_diagonal staged_output wgmma_scores wgmma_values}}
 func.func private @f() attributes {s = #attngpu.schedule<blockm = 64>}
 
 // -----
@@ -152,8 +152,8 @@ func.func private @f() attributes {s = #attngpu.schedule<staged_output = -2>}
 
 // -----
 
-// expected-error @+1 {{schedule setting 'stages' must be from 1 to 8, got 0}}
-func.func private @f() attributes {s = #attngpu.schedule<stages = 0>}
+// expected-error @+1 {{schedule setting 'kv_stages' must be from -1 to 2 (-1: the choice measured for the kernel), got 9}}
+func.func private @f() attributes {s = #attngpu.schedule<kv_stages = 9>}
 
 // -----
 

@@ -12,10 +12,10 @@
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 
 // CHECK-LABEL: func.func @wgmma_step
-// CHECK-SAME: attngpu.schedule = #attngpu.schedule<block_m = 64, block_n = 128, warps = 4, stages = 2, min_blocks_per_sm = 4>
+// CHECK-SAME: attngpu.schedule = #attngpu.schedule<block_m = 64, block_n = 128, warps = 4, min_blocks_per_sm = 4, kv_stages = 2>
 func.func @wgmma_step(%key: !gmem, %out: !gmem, %lse: !lse, %zero: !acc,
                       %m: !rows, %b: index, %h: index, %n0: index)
-    attributes {attngpu.schedule = #attngpu.schedule<warps = 4, block_m = 64, block_n = 128, stages = 2, min_blocks_per_sm = 4>} {
+    attributes {attngpu.schedule = #attngpu.schedule<warps = 4, block_m = 64, block_n = 128, kv_stages = 2, min_blocks_per_sm = 4>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   // CHECK: %[[Q:.+]] = attngpu.alloc_shared : !attngpu.shared<64x128xf16, wgmma_128b>

@@ -10,6 +10,7 @@
 
 #include "attn/Dialect/AttnGPU/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -26,13 +27,32 @@ using namespace mlir::attngpu;
 
 namespace {
 
+/// A stage of a ring that a loop walks: `(n + offset) mod stages` where n
+/// counts the loop's iterations (attngpu-pipeline's stage indices). A
+/// constant stage from before the loop becomes one on entry (n = 0 then);
+/// across the back edge n grows by one, so the offsets of what was accessed
+/// shrink by one.
+struct RingIndex {
+  Operation *loop = nullptr;
+  int64_t offset = 0, stages = 0;
+  bool operator==(const RingIndex &other) const {
+    return loop == other.loop && offset == other.offset &&
+           stages == other.stages;
+  }
+};
+
 /// One access of an op to (a stage of) a shared buffer.
 struct Access {
   Operation *op;
   Value buffer; // the accessed value (an alloc_shared result, normally)
   Value stage;  // null: every stage
+  std::optional<RingIndex> ring;
+  /// Done in an earlier iteration of a loop holding `op` (its stage value
+  /// was computed then: only a constant or a ring index still says which).
+  bool earlier = false;
   bool operator==(const Access &other) const {
-    return op == other.op && buffer == other.buffer && stage == other.stage;
+    return op == other.op && buffer == other.buffer && stage == other.stage &&
+           ring == other.ring && earlier == other.earlier;
   }
 };
 
@@ -43,17 +63,50 @@ static std::optional<int64_t> constantIndex(Value value) {
   return std::nullopt;
 }
 
+/// `stage` as `((iv - lb) / step + offset) mod stages` of an scf.for.
+static std::optional<RingIndex> ringIndex(Value stage) {
+  auto rem = stage ? stage.getDefiningOp<arith::RemUIOp>() : nullptr;
+  std::optional<int64_t> stages =
+      rem ? constantIndex(rem.getRhs()) : std::nullopt;
+  if (!stages || *stages <= 0)
+    return std::nullopt;
+  Value count = rem.getLhs();
+  int64_t offset = 0;
+  if (auto add = count.getDefiningOp<arith::AddIOp>())
+    if (std::optional<int64_t> c = constantIndex(add.getRhs())) {
+      count = add.getLhs();
+      offset = *c;
+    }
+  auto div = count.getDefiningOp<arith::DivUIOp>();
+  auto sub = div ? div.getLhs().getDefiningOp<arith::SubIOp>() : nullptr;
+  auto iv = sub ? dyn_cast<BlockArgument>(sub.getLhs()) : nullptr;
+  auto loop =
+      iv ? dyn_cast<scf::ForOp>(iv.getOwner()->getParentOp()) : nullptr;
+  if (!loop || iv != loop.getInductionVar() ||
+      sub.getRhs() != loop.getLowerBound() || div.getRhs() != loop.getStep())
+    return std::nullopt;
+  return RingIndex{loop, (offset % *stages + *stages) % *stages, *stages};
+}
+
+/// Whether the two accesses are to different stages for sure: distinct
+/// constants, or distinct stages of one ring.
+static bool distinctStages(const Access &a, const Access &b) {
+  std::optional<int64_t> sa = constantIndex(a.stage),
+                         sb = constantIndex(b.stage);
+  if (sa && sb)
+    return *sa != *sb;
+  return a.ring && b.ring && a.ring->loop == b.ring->loop &&
+         a.ring->stages == b.ring->stages && a.ring->offset != b.ring->offset;
+}
+
 /// Whether two accesses may touch the same bytes.
 static bool mayAlias(const Access &a, const Access &b) {
   auto allocA = a.buffer.getDefiningOp<AllocSharedOp>();
   auto allocB = b.buffer.getDefiningOp<AllocSharedOp>();
   if (!allocA || !allocB)
     return true; // not traceable to an allocation: assume the worst
-  if (allocA == allocB) {
-    std::optional<int64_t> sa = constantIndex(a.stage),
-                           sb = constantIndex(b.stage);
-    return !(sa && sb && *sa != *sb);
-  }
+  if (allocA == allocB)
+    return !distinctStages(a, b);
   std::optional<int64_t> oa = allocA.getOffset(), ob = allocB.getOffset();
   if (!oa || !ob)
     return true; // not placed yet (attngpu-allocate-shared): may overlap
@@ -90,7 +143,8 @@ static void sharedAccesses(Operation *op, SmallVectorImpl<Access> &reads,
     Value buffer = instance.getValue();
     if (!buffer)
       continue;
-    Access access{op, buffer, stageOf(op, buffer)};
+    Value stage = stageOf(op, buffer);
+    Access access{op, buffer, stage, ringIndex(stage)};
     if (isa<MemoryEffects::Read>(instance.getEffect()))
       reads.push_back(access);
     else if (isa<MemoryEffects::Write>(instance.getEffect()))
@@ -152,6 +206,38 @@ struct State {
     llvm::erase_if(writes, [&](const Access &write) {
       return !llvm::is_contained(unwaitedCopies, write);
     });
+  }
+  /// Into `loop` from before it: a constant stage is a stage of the ring
+  /// the loop walks (n = 0).
+  void intoLoop(scf::ForOp loop) {
+    forEachAccess([&](Access &access) {
+      std::optional<int64_t> stage = constantIndex(access.stage);
+      auto type = dyn_cast<SharedType>(access.buffer.getType());
+      if (stage && !access.ring && type && type.getStages() > 1)
+        access.ring = RingIndex{loop, *stage, type.getStages()};
+    });
+  }
+  /// Across `loop`'s back edge: its body's accesses are an earlier
+  /// iteration's, and its ring indices one iteration further back.
+  void intoNextIteration(scf::ForOp loop) {
+    forEachAccess([&](Access &access) {
+      if (loop->isAncestor(access.op))
+        access.earlier = true;
+      if (access.ring && access.ring->loop == loop)
+        access.ring->offset = (access.ring->offset + access.ring->stages - 1) %
+                              access.ring->stages;
+    });
+  }
+  void forEachAccess(llvm::function_ref<void(Access &)> update) {
+    for (AccessList *list :
+         {&reads, &writes, &unfencedWrites, &unwaitedCopies, &inflightReads}) {
+      AccessList updated;
+      for (Access access : *list) {
+        update(access);
+        addUnique(updated, access);
+      }
+      *list = std::move(updated);
+    }
   }
   /// An async-proxy fence orders this thread's writes done by then: not
   /// those of copies still in flight.
@@ -342,28 +428,33 @@ private:
     state.barrier();
   }
 
-  /// Drops the accesses of the ops that produced `values` (and, since
+  /// Drops the accesses of the ops that produced `values` and, since
   /// copies and wgmmas complete in order, of those issued before them in
-  /// the list).
+  /// the same block and iteration.
   static void retire(AccessList &list, ValueRange values, Operation *wait) {
     SmallPtrSet<Operation *, 8> done, previous;
     DenseSet<std::pair<Value, unsigned>> seen;
     for (Value value : values)
       producers(value, wait, /*backEdge=*/false, done, previous, seen);
-    // Through the back edge, an op before the wait in the same body is
-    // this iteration's, still in flight: the wait is for the previous one's.
-    auto retires = [&](Operation *producer) {
-      if (done.contains(producer))
-        return true;
-      return previous.contains(producer) &&
-             !(producer->getBlock() == wait->getBlock() &&
-               producer->isBeforeInBlock(wait));
+    // Through the back edge the wait is for the previous iteration's op:
+    // this iteration's is still in flight.
+    auto retires = [&](const Access &access) {
+      return done.contains(access.op) ||
+             (previous.contains(access.op) && access.earlier);
     };
-    int64_t lastDone = -1;
-    for (auto [i, access] : llvm::enumerate(list))
-      if (retires(access.op))
-        lastDone = i;
-    list.erase(list.begin(), list.begin() + (lastDone + 1));
+    SmallVector<Access> retired;
+    for (const Access &access : list)
+      if (retires(access))
+        retired.push_back(access);
+    auto issuedBefore = [](const Access &a, const Access &b) {
+      return a.earlier == b.earlier && a.op->getBlock() == b.op->getBlock() &&
+             a.op->isBeforeInBlock(b.op);
+    };
+    llvm::erase_if(list, [&](const Access &access) {
+      return llvm::any_of(retired, [&](const Access &r) {
+        return access == r || issuedBefore(access, r);
+      });
+    });
   }
 
   LogicalResult visitLoop(scf::ForOp loop, State &state, bool insert) {
@@ -371,10 +462,12 @@ private:
     // the state at the end of the body; iterate (sets only grow) until it
     // settles, then place barriers from it once.
     State entry = state;
+    entry.intoLoop(loop);
     for (int iteration = 0;; ++iteration) {
       State exit = entry;
       if (failed(run(*loop.getBody(), exit, /*insert=*/false)))
         return failure();
+      exit.intoNextIteration(loop);
       State joined = entry;
       joined.join(exit);
       if (joined == entry)

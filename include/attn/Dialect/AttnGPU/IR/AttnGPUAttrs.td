@@ -120,13 +120,13 @@ def AttnGPU_ScheduleAttr : AttnGPU_Attr<"Schedule", "schedule"> {
   let description = [{
     Every choice of a kernel's GPU schedule in one attribute, its settings
     listed once (include/attn/Schedule/ScheduleSettings.h): the tile
-    (`block_m` query rows per CTA, `block_n` keys per step, `warps`,
-    `stages` of the K/V ring) and each knob of GpuScheduleKnobs.def under its
+    (`block_m` query rows per CTA, `block_n` keys per step, `warps`) and
+    each knob of GpuScheduleKnobs.def under its
     option spelling with `-` as `_`. Settings left out take the table's
     default; unknown names and values of the wrong kind are errors.
 
     ```mlir
-    #attngpu.schedule<block_m = 64, block_n = 128, warps = 4, stages = 1,
+    #attngpu.schedule<block_m = 64, block_n = 128, warps = 4, kv_stages = 2,
                       min_blocks_per_sm = 4, staged_output = 1>
     ```
   }];

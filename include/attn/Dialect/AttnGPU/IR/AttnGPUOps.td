@@ -71,7 +71,7 @@ def AttnGPU_AllocSharedOp : AttnGPU_Op<"alloc_shared"> {
   let hasVerifier = 1;
 }
 
-def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy"> {
+def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy", [AttrSizedOperandSegments]> {
   let summary = "copy a tile from global to shared memory asynchronously";
   let description = [{
     Starts copying the tile at `offsets` of the strided tensor `source` into
@@ -94,6 +94,10 @@ def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy"> {
     cores (the tensor's own bounds are no guide: the tile may be a column
     slice of a wider tensor).
 
+    With `if %p` (i1) and %p false, nothing is read or written; the copy
+    still counts as one group for the waits (attngpu-pipeline's copies
+    past the last iteration).
+
     ```mlir
     %t = attngpu.async_copy %key[%b, %h, %n0, %c0] dims = [2, 3]
         boundary_check = [0] padding = zero into %kbuf[%stage]
@@ -111,13 +115,14 @@ def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy"> {
                        Index:$stage,
                        UnitAttr:$checked_chunks,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
-                           $columns);
+                           $columns,
+                       Optional<I1>:$predicate);
   let results = (outs AttnGPU_TokenType:$token);
   let assemblyFormat = [{
     $source `[` $offsets `]` `dims` `=` $dims
     (`boundary_check` `=` $boundary_check^)? (`padding` `=` `` $padding^)?
     `into` $buffer `[` $stage `]` (`columns` `=` $columns^)?
-    (`checked_chunks` $checked_chunks^)? attr-dict
+    (`checked_chunks` $checked_chunks^)? (`if` $predicate^)? attr-dict
     `:` type($source) `,` qualified(type($buffer))
   }];
   let hasVerifier = 1;

@@ -10,6 +10,34 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnGPUPipeline : Pass<"attngpu-pipeline"> {
+  let summary = "Software-pipeline a loop's tile copies over a ring of stages";
+  let description = [{
+    For each `scf.for` whose body copies tiles into buffers of its own
+    (`attngpu.alloc_shared` in the body, filled by one `attngpu.async_copy`
+    and read there), with S stages (the kernel's `kv_stages` in
+    `#attngpu.schedule`, or the `stages` option when positive): the buffers
+    become one ring of S stages allocated before the loop; iteration j
+    reads stage j mod S and, where the copy was, issues the copy of
+    iteration j + S - 1 into its stage (address computations, including
+    offsets carried by the loop, cloned for that iteration; predicated off
+    past the last iteration); a prologue issues iterations 0 .. S-2; the
+    waits stay where they were, on the token carried from the iteration
+    that issued the copy; a wait after the loop retires the copies left.
+    A copy whose address depends on anything but the induction variable,
+    values from outside and scalar loop-carried values (or whose buffer
+    escapes the iteration) is left as it is. S = 1: nothing changes.
+    Runs before attngpu-allocate-shared and attngpu-insert-barriers, which
+    see the ring like any buffer (stages j mod S and (j + k) mod S told
+    apart).
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "0",
+           "Ring stages for every kernel (0: each kernel's kv_stages)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def AttnGPUAllocateShared : Pass<"attngpu-allocate-shared"> {
   let summary = "Give shared buffers byte offsets from their lifetimes";
   let description = [{
@@ -41,7 +69,8 @@ def AttnGPUInsertBarriers : Pass<"attngpu-insert-barriers"> {
     inserts `attngpu.fence_async_shared` and a barrier. Loops are iterated
     to a fixed point, so a conflict with the previous iteration gets its
     barrier too. Buffers alias when they are the same allocation (stages
-    are told apart only by constant indices), when their allocated byte
+    are told apart by constant indices and, within one iteration, by ring
+    indices `(x + a) mod S` vs `(x + b) mod S`), when their allocated byte
     ranges overlap, or when either is not placed yet (run
     attngpu-allocate-shared first). A barrier neither publishes the writes
     of copies still in flight nor ends the reads of wgmmas not yet waited.

@@ -1,0 +1,350 @@
+//===- Pipeline.cpp - tile copies over a ring of stages -------------------===//
+//
+// Implements attngpu-pipeline: a loop whose body copies tiles into buffers
+// of its own gets, for S stages, one ring of S stages per buffer, allocated
+// before the loop. Iteration j computes on stage j mod S and, where the
+// copy was, issues the copy of iteration j + S - 1 into stage
+// (j + S - 1) mod S; a prologue issues iterations 0 .. S-2. The waits stay
+// where they were, on the token of the copy for this iteration, carried by
+// the loop from the iteration that issued it (S - 1 tokens per copy, oldest
+// first). Copies past the last iteration are predicated off; one wait after
+// the loop retires what is left.
+//
+// The copy of a later iteration needs its operands at that iteration: the
+// address computation (pure scalar ops of the body) is cloned with the
+// induction variable advanced and each loop-carried scalar it reads
+// replaced by its value that many iterations on (the yielded value,
+// evaluated one iteration earlier, recursively). A copy whose operands
+// depend on anything else is left as it is.
+//
+// Barriers are not placed here: attngpu-insert-barriers sees the ring's
+// stages (j mod S, (j + S - 1) mod S) like any other.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::attngpu {
+#define GEN_PASS_DEF_ATTNGPUPIPELINE
+#include "attn/Dialect/AttnGPU/Transforms/Passes.h.inc"
+} // namespace mlir::attngpu
+
+using namespace mlir;
+using namespace mlir::attngpu;
+
+namespace {
+
+/// The stage operand of `user` that goes with its shared operand `buffer`,
+/// or null when `user` is not an op that reads a buffer by stage.
+OpOperand *stageOperand(Operation *user, Value buffer) {
+  if (auto load = dyn_cast<LocalLoadOp>(user))
+    return &load.getStageMutable();
+  if (auto wgmma = dyn_cast<WgmmaOp>(user)) {
+    // A's stage is there only when A is in shared memory.
+    if (wgmma.getA() == buffer) {
+      MutableOperandRange stage = wgmma.getAStageMutable();
+      return stage.empty() ? nullptr : &stage[0];
+    }
+    return &wgmma.getBStageMutable();
+  }
+  return nullptr;
+}
+
+/// Values of a loop's body at a later iteration: `offset` iterations after
+/// the one `base` describes (the loop's own iteration inside the body; its
+/// first iteration, before the loop, for the prologue).
+class LaterIteration {
+public:
+  LaterIteration(scf::ForOp loop, Value iv, ValueRange iterArgs)
+      : loop(loop), iv(iv), iterArgs(iterArgs.begin(), iterArgs.end()) {}
+
+  /// Whether `value` can be evaluated at a later iteration: it comes from
+  /// outside the loop, is the induction variable, a loop-carried scalar
+  /// whose yielded value can, or a pure scalar op of the body on such.
+  bool computable(Value value) {
+    SmallPtrSet<BlockArgument, 4> visiting;
+    return computable(value, visiting);
+  }
+
+  /// `value` at `offset` iterations on, built at `b`'s insertion point.
+  Value evaluate(OpBuilder &b, Value value, int64_t offset) {
+    Block *body = loop.getBody();
+    if (!definedInLoop(value))
+      return value;
+    if (value == loop.getInductionVar())
+      return advancedIv(b, offset);
+    if (auto arg = dyn_cast<BlockArgument>(value);
+        arg && arg.getOwner() == body) {
+      unsigned index = arg.getArgNumber() - 1;
+      if (offset == 0)
+        return iterArgs[index];
+      return evaluate(b, loop.getYieldedValues()[index], offset - 1);
+    }
+    auto key = std::make_pair(value, offset);
+    if (Value done = evaluated.lookup(key))
+      return done;
+    Operation *def = value.getDefiningOp();
+    IRMapping mapping;
+    for (Value operand : def->getOperands())
+      mapping.map(operand, evaluate(b, operand, offset));
+    Operation *clone = b.clone(*def, mapping);
+    for (auto [from, to] : llvm::zip(def->getResults(), clone->getResults()))
+      evaluated[{from, offset}] = to;
+    return evaluated.lookup(key);
+  }
+
+private:
+  /// Defined by the loop's body (the induction variable and carried values
+  /// included), not outside it.
+  bool definedInLoop(Value value) {
+    Operation *owner =
+        isa<BlockArgument>(value)
+            ? cast<BlockArgument>(value).getOwner()->getParentOp()
+            : value.getDefiningOp();
+    return loop->isAncestor(owner);
+  }
+
+  /// (A carried value being visited is assumed computable: its recurrence
+  /// through the yield is fine if the rest is.)
+  bool computable(Value value, SmallPtrSetImpl<BlockArgument> &visiting) {
+    if (!definedInLoop(value) || value == loop.getInductionVar())
+      return true;
+    if (isa<ShapedType, TokenType, TileType, SharedType>(value.getType()))
+      return false;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() != loop.getBody())
+        return false;
+      if (!visiting.insert(arg).second)
+        return true;
+      bool ok = computable(loop.getYieldedValues()[arg.getArgNumber() - 1],
+                           visiting);
+      visiting.erase(arg);
+      return ok;
+    }
+    Operation *def = value.getDefiningOp();
+    if (def->getBlock() != loop.getBody() || def->getNumRegions() != 0 ||
+        !isPure(def))
+      return false;
+    return llvm::all_of(def->getOperands(), [&](Value operand) {
+      return computable(operand, visiting);
+    });
+  }
+
+  Value advancedIv(OpBuilder &b, int64_t offset) {
+    if (offset == 0)
+      return iv;
+    Location loc = loop.getLoc();
+    Value steps = arith::MulIOp::create(
+        b, loc, loop.getStep(), arith::ConstantIndexOp::create(b, loc, offset));
+    return arith::AddIOp::create(b, loc, iv, steps);
+  }
+
+  scf::ForOp loop;
+  Value iv;
+  SmallVector<Value> iterArgs;
+  DenseMap<std::pair<Value, int64_t>, Value> evaluated;
+};
+
+/// A copy of the loop's body into a buffer of its own, and its readers.
+struct RingCopy {
+  AsyncCopyOp copy;
+  AllocSharedOp alloc;
+  SmallVector<AsyncWaitOp> waits;
+  SmallVector<OpOperand *> stageUses;
+};
+
+/// The copies of `loop` that can go over a ring.
+SmallVector<RingCopy> ringCopies(scf::ForOp loop) {
+  SmallVector<RingCopy> copies;
+  LaterIteration later(loop, loop.getInductionVar(),
+                       ValueRange(loop.getRegionIterArgs()));
+  for (Operation &op : *loop.getBody()) {
+    auto copy = dyn_cast<AsyncCopyOp>(&op);
+    if (!copy || copy.getPredicate())
+      continue;
+    auto alloc = copy.getBuffer().getDefiningOp<AllocSharedOp>();
+    if (!alloc || alloc->getBlock() != loop.getBody() ||
+        alloc.getBuffer().getType().getStages() != 1 || alloc.getOffset() ||
+        !matchPattern(copy.getStage(), m_Zero()))
+      continue;
+    RingCopy ring{copy, alloc, {}, {}};
+    bool usable = true;
+    for (OpOperand &use : alloc.getBuffer().getUses()) {
+      Operation *user = use.getOwner();
+      if (user == copy)
+        continue;
+      OpOperand *stage = stageOperand(user, alloc.getBuffer());
+      usable &= stage && user->getBlock() == loop.getBody() &&
+                matchPattern(stage->get(), m_Zero());
+      if (stage)
+        ring.stageUses.push_back(stage);
+    }
+    for (Operation *user : copy.getToken().getUsers()) {
+      auto wait = dyn_cast<AsyncWaitOp>(user);
+      usable &= wait && wait->getBlock() == loop.getBody() &&
+                wait.getTokens().size() == 1 && copy->isBeforeInBlock(wait);
+      if (wait)
+        ring.waits.push_back(wait);
+    }
+    usable &= !ring.waits.empty();
+    // The copy's address at a later iteration.
+    for (Value operand : copy->getOperands())
+      usable &= operand == copy.getBuffer() || operand == copy.getStage() ||
+                later.computable(operand);
+    if (usable)
+      copies.push_back(std::move(ring));
+  }
+  return copies;
+}
+
+/// Issues `copy`'s copy of the iteration `offset` after the one `later`
+/// describes, into stage `stage` of `ring`, if `predicate`.
+Value issueCopy(OpBuilder &b, LaterIteration &later, AsyncCopyOp copy,
+                int64_t offset, Value ring, Value stage, Value predicate) {
+  SmallVector<Value> offsets;
+  for (Value index : copy.getOffsets())
+    offsets.push_back(later.evaluate(b, index, offset));
+  Value source = later.evaluate(b, copy.getSource(), offset);
+  return AsyncCopyOp::create(b, copy.getLoc(), source, offsets, copy.getDims(),
+                             copy.getBoundaryCheckAttr(), copy.getPaddingAttr(),
+                             ring, stage, copy.getCheckedChunks(),
+                             copy.getColumnsAttr(), predicate);
+}
+
+/// `iv + offset * step < ub`: the iteration `offset` after `iv` exists.
+Value iterationExists(OpBuilder &b, Location loc, scf::ForOp loop, Value iv,
+                      int64_t offset) {
+  Value next = iv;
+  if (offset != 0)
+    next = arith::AddIOp::create(
+        b, loc, iv,
+        arith::MulIOp::create(b, loc, loop.getStep(),
+                              arith::ConstantIndexOp::create(b, loc, offset)));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next,
+                               loop.getUpperBound());
+}
+
+LogicalResult pipelineLoop(scf::ForOp loop, int64_t stages) {
+  SmallVector<RingCopy> copies = ringCopies(loop);
+  if (copies.empty())
+    return success();
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  MLIRContext *context = loop.getContext();
+
+  // The rings, and the prologue's copies of iterations 0 .. S-2.
+  LaterIteration first(loop, loop.getLowerBound(), loop.getInitArgs());
+  SmallVector<Value> rings, inits;
+  for (RingCopy &ring : copies) {
+    SharedType type = ring.alloc.getBuffer().getType();
+    rings.push_back(AllocSharedOp::create(
+        b, ring.alloc.getLoc(),
+        SharedType::get(context, type.getShape(), type.getElementType(),
+                        type.getLayout(), stages),
+        IntegerAttr()));
+  }
+  for (int64_t k = 0; k + 1 < stages; ++k)
+    for (auto [ring, buffer] : llvm::zip(copies, rings))
+      inits.push_back(
+          issueCopy(b, first, ring.copy, k, buffer,
+                    arith::ConstantIndexOp::create(b, loc, k),
+                    iterationExists(b, loc, loop, loop.getLowerBound(), k)));
+
+  // In the body: this iteration's stage, and the stage S - 1 on.
+  b.setInsertionPointToStart(loop.getBody());
+  Value iteration = arith::DivUIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, loop.getInductionVar(),
+                            loop.getLowerBound()),
+      loop.getStep());
+  Value ringSize = arith::ConstantIndexOp::create(b, loc, stages);
+  Value stage = arith::RemUIOp::create(b, loc, iteration, ringSize);
+  Value aheadStage = arith::RemUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, iteration,
+                            arith::ConstantIndexOp::create(b, loc, stages - 1)),
+      ringSize);
+  LaterIteration later(loop, loop.getInductionVar(),
+                       ValueRange(loop.getRegionIterArgs()));
+  SmallVector<Value> ahead;
+  for (auto [ring, buffer] : llvm::zip(copies, rings)) {
+    b.setInsertionPoint(ring.copy);
+    ahead.push_back(issueCopy(
+        b, later, ring.copy, stages - 1, buffer, aheadStage,
+        iterationExists(b, loc, loop, loop.getInductionVar(), stages - 1)));
+    for (OpOperand *use : ring.stageUses) {
+      use->getOwner()->replaceUsesOfWith(ring.alloc.getBuffer(), buffer);
+      use->set(stage);
+    }
+  }
+
+  // Tokens carried oldest first: [iteration j, j+1, ..., j+S-2] per copy,
+  // grouped by iteration as the prologue issued them.
+  IRRewriter rewriter(context);
+  size_t count = copies.size();
+  auto yields = [&](OpBuilder &, Location,
+                    ArrayRef<BlockArgument> carried) -> SmallVector<Value> {
+    SmallVector<Value> next(carried.begin() + count, carried.end());
+    next.append(ahead.begin(), ahead.end());
+    return next;
+  };
+  FailureOr<LoopLikeOpInterface> replaced =
+      cast<LoopLikeOpInterface>(loop.getOperation())
+          .replaceWithAdditionalYields(rewriter, inits,
+                                       /*replaceInitOperandUsesInLoop=*/false,
+                                       yields);
+  if (failed(replaced))
+    return loop.emitOpError() << "could not carry the ring's tokens";
+  auto pipelined = cast<scf::ForOp>(replaced->getOperation());
+  unsigned firstToken = pipelined.getNumRegionIterArgs() - inits.size();
+  for (auto [i, ring] : llvm::enumerate(copies)) {
+    Value current = pipelined.getRegionIterArgs()[firstToken + i];
+    for (AsyncWaitOp wait : ring.waits)
+      wait.getTokensMutable().assign(current);
+    ring.copy.erase();
+    ring.alloc.erase();
+  }
+  // The copies still in flight after the loop (past its end, or the
+  // prologue's when it ran no iteration) are retired before anything else.
+  b.setInsertionPointAfter(pipelined);
+  AsyncWaitOp::create(b, loc, pipelined.getResults().take_back(inits.size()));
+  return success();
+}
+
+struct Pipeline : public attngpu::impl::AttnGPUPipelineBase<Pipeline> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation()->walk([&](FunctionOpInterface func) {
+      int64_t ringStages = stages;
+      if (ringStages <= 0) {
+        auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
+        auto setting =
+            schedule ? schedule.getSettings().getAs<IntegerAttr>("kv_stages")
+                     : IntegerAttr();
+        ringStages = setting ? setting.getInt() : 1;
+      }
+      if (ringStages <= 1)
+        return;
+      SmallVector<scf::ForOp> loops;
+      func->walk([&](scf::ForOp loop) { loops.push_back(loop); });
+      for (scf::ForOp loop : loops)
+        failed |= mlir::failed(pipelineLoop(loop, ringStages));
+    });
+    if (failed)
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,155 @@
+// attngpu-pipeline on hand-written loops: the copy of a tile read in its own
+// iteration becomes a two-stage ring, the next iteration's copy in flight
+// while this one's tile is read.
+// RUN: attn-opt %s --split-input-file --attngpu-pipeline=stages=2 | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attngpu-pipeline=stages=2 --attngpu-allocate-shared --attngpu-insert-barriers | FileCheck %s --check-prefix=SYNC
+// Without stages (option 0, no #attngpu.schedule): nothing changes.
+// RUN: attn-opt %s --split-input-file --attngpu-pipeline | FileCheck %s --check-prefix=OFF
+
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+
+// The row offset is carried by the loop (an advanced block pointer): the
+// copy of the next iteration uses the offset it yields, cloned.
+// CHECK-LABEL: func.func @keys
+// CHECK-SAME: (%[[K:.+]]: memref<?x64xf16, {{.+}}>, %[[N:.+]]: index,
+// CHECK: %[[RING:.+]] = attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+// CHECK: %[[RUNS:.+]] = arith.cmpi slt, %[[C0:.+]], %[[N]]
+// CHECK: %[[FIRST:.+]] = attngpu.async_copy %[[K]][%[[C0]], %[[C0]]] {{.+}} into %[[RING]][%{{.+}}] if %[[RUNS]]
+// CHECK: %[[LOOP:.+]]:3 = scf.for %[[IV:.+]] = %[[C0]] to %[[N]] step %[[STEP:.+]] iter_args(%[[ROW:.+]] = %[[C0]], %{{.+}} = %{{.+}}, %[[TOKEN:.+]] = %[[FIRST]])
+// CHECK: %[[ITER:.+]] = arith.divui
+// CHECK: %[[STAGE:.+]] = arith.remui %[[ITER]], %[[TWO:.+]] : index
+// CHECK: %[[ITER1:.+]] = arith.addi %[[ITER]], %{{.+}} : index
+// CHECK: %[[NEXT_STAGE:.+]] = arith.remui %[[ITER1]], %[[TWO]] : index
+// CHECK: %[[NEXT_IV:.+]] = arith.addi %[[IV]], %{{.+}} : index
+// CHECK: %[[MORE:.+]] = arith.cmpi slt, %[[NEXT_IV]], %[[N]] : index
+// CHECK: %[[NEXT_ROW:.+]] = arith.addi %[[ROW]], %{{.+}} : index
+// CHECK: %[[AHEAD:.+]] = attngpu.async_copy %[[K]][%[[NEXT_ROW]], %[[C0]]] {{.+}} into %[[RING]][%[[NEXT_STAGE]]] if %[[MORE]]
+// CHECK-NEXT: attngpu.async_wait %[[TOKEN]]
+// CHECK-NEXT: attngpu.local_load %[[RING]][%[[STAGE]]] transpose
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %[[AHEAD]]
+// CHECK: attngpu.async_wait %[[LOOP]]#2
+// CHECK-NOT: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+
+// One barrier before the copy into the stage the last iteration read, one
+// between this stage's wait and its read; none between the copy ahead and
+// the read (other stage).
+// SYNC-LABEL: func.func @keys
+// SYNC: scf.for
+// SYNC-NOT: attngpu.barrier
+// SYNC: attngpu.barrier
+// SYNC-NEXT: attngpu.async_copy
+// SYNC-NEXT: attngpu.async_wait
+// SYNC-NEXT: attngpu.barrier
+// SYNC-NEXT: attngpu.local_load
+// SYNC-NOT: attngpu.barrier
+// SYNC: scf.yield
+
+// OFF-LABEL: func.func @keys
+// OFF-NOT: stages = 2
+// OFF: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+func.func @keys(%k: !g, %n: index, %qa: !a, %zero: !acc) -> !acc {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%row = %c0, %acc = %zero) -> (index, !acc) {
+    %buf = attngpu.alloc_shared : !s
+    %z = arith.constant 0 : index
+    %t = attngpu.async_copy %k[%row, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %buf[%z] : !g, !s
+    attngpu.async_wait %t
+    %kb = attngpu.local_load %buf[%z] transpose : !s -> !b
+    %s = attngpu.mma %qa, %kb, %acc : !a, !b -> !acc
+    %next = arith.addi %row, %c64 : index
+    scf.yield %next, %s : index, !acc
+  }
+  return %r#1 : !acc
+}
+
+// -----
+
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+
+// An address read from memory in the body is not known an iteration early:
+// the copy stays as it is.
+// CHECK-LABEL: func.func @indirect_address
+// CHECK-NOT: stages = 2
+// CHECK: scf.for
+// CHECK: memref.load
+// CHECK: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+func.func @indirect_address(%k: !g, %pages: memref<?xindex>, %n: index) -> !b {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %init = attngpu.splat 0.0 : !b
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%last = %init) -> (!b) {
+    %row = memref.load %pages[%i] : memref<?xindex>
+    %buf = attngpu.alloc_shared : !s
+    %t = attngpu.async_copy %k[%row, %c0] dims = [0, 1] into %buf[%c0] : !g, !s
+    attngpu.async_wait %t
+    %kb = attngpu.local_load %buf[%c0] transpose : !s -> !b
+    scf.yield %kb : !b
+  }
+  return %r : !b
+}
+
+// -----
+
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+
+// The kernel's schedule asks for the ring (kv_stages) when the option does
+// not; the copy of Q before the loop is not in a loop and stays.
+// OFF-LABEL: func.func @from_schedule
+// OFF: attngpu.async_copy %{{.+}} into %{{.+}}[%{{.+}}] : memref
+// OFF: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+// OFF: scf.for
+// OFF: attngpu.local_load %{{.+}}[%{{.+}}] transpose : !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+func.func @from_schedule(%k: !g, %n: index) -> !b
+    attributes {attngpu.schedule = #attngpu.schedule<kv_stages = 2>} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %q = attngpu.alloc_shared : !s
+  %tq = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] into %q[%c0] : !g, !s
+  attngpu.async_wait %tq
+  %init = attngpu.local_load %q[%c0] transpose : !s -> !b
+  %r = scf.for %i = %c0 to %n step %c64 iter_args(%last = %init) -> (!b) {
+    %buf = attngpu.alloc_shared : !s
+    %t = attngpu.async_copy %k[%i, %c0] dims = [0, 1] into %buf[%c0] : !g, !s
+    attngpu.async_wait %t
+    %kb = attngpu.local_load %buf[%c0] transpose : !s -> !b
+    scf.yield %kb : !b
+  }
+  return %r : !b
+}
+
+// -----
+
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+
+// The offset is carried, but its next value comes from memory: not known an
+// iteration early either (the recurrence is checked through the yield).
+// CHECK-LABEL: func.func @carried_from_memory
+// CHECK-NOT: stages = 2
+// CHECK: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+func.func @carried_from_memory(%k: !g, %steps: memref<?xindex>, %n: index) -> !b {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %init = attngpu.splat 0.0 : !b
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%row = %c0, %last = %init) -> (index, !b) {
+    %at = arith.addi %row, %c1 : index
+    %buf = attngpu.alloc_shared : !s
+    %t = attngpu.async_copy %k[%at, %c0] dims = [0, 1] into %buf[%c0] : !g, !s
+    attngpu.async_wait %t
+    %kb = attngpu.local_load %buf[%c0] transpose : !s -> !b
+    %step = memref.load %steps[%i] : memref<?xindex>
+    %next = arith.addi %at, %step : index
+    scf.yield %next, %kb : index, !b
+  }
+  return %r#1 : !b
+}
