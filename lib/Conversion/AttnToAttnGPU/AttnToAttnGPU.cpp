@@ -63,12 +63,6 @@ gpu::GPUFuncOp moveIntoGpuFunc(func::FuncOp kernel, gpu::GPUModuleOp module,
   return func;
 }
 
-bool hasTiles(Operation *op) {
-  auto tile = [](Type t) { return isa<RankedTensorType>(t); };
-  return llvm::any_of(op->getOperandTypes(), tile) ||
-         llvm::any_of(op->getResultTypes(), tile);
-}
-
 /// Converts the ops of `func` (a moved tile kernel) to attngpu.
 LogicalResult convertKernelOps(gpu::GPUFuncOp func,
                                const KernelSchedule &schedule) {

@@ -58,6 +58,9 @@ FailureOr<KernelSchedule>
 chooseKernelSchedule(func::FuncOp kernel, const GpuScheduleKnobs &requested,
                      StringRef chip);
 
+/// Whether `op` takes or yields a tile (a ranked tensor).
+bool hasTiles(Operation *op);
+
 /// Succeeds when `schedule` covers every op of `kernel`; otherwise emits an
 /// error at the first op it does not cover (in program order).
 LogicalResult checkScheduleCovers(func::FuncOp kernel,

@@ -31,12 +31,6 @@ bool isStaged(Value tile) {
   return tile.getDefiningOp<TileLoadOp>() != nullptr;
 }
 
-bool hasTiles(Operation *op) {
-  auto tile = [](Type t) { return isa<RankedTensorType>(t); };
-  return llvm::any_of(op->getOperandTypes(), tile) ||
-         llvm::any_of(op->getResultTypes(), tile);
-}
-
 class CoverageChecker {
 public:
   explicit CoverageChecker(const KernelSchedule &schedule)
@@ -204,6 +198,12 @@ private:
 };
 
 } // namespace
+
+bool mlir::attn::to_attngpu::hasTiles(Operation *op) {
+  auto tile = [](Type t) { return isa<RankedTensorType>(t); };
+  return llvm::any_of(op->getOperandTypes(), tile) ||
+         llvm::any_of(op->getResultTypes(), tile);
+}
 
 LogicalResult
 mlir::attn::to_attngpu::checkScheduleCovers(func::FuncOp kernel,
