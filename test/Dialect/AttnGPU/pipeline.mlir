@@ -153,3 +153,11 @@ func.func @carried_from_memory(%k: !g, %steps: memref<?xindex>, %n: index) -> !b
   }
   return %r#1 : !b
 }
+
+// -----
+
+// RUN: not attn-opt %s --split-input-file --attngpu-pipeline=stages=3 2>&1 | FileCheck %s --check-prefix=DEEP
+// DEEP: error: 'func.func' op asks attngpu-pipeline for a ring of 3 stages; 2 at most so far
+func.func @deep(%n: index) {
+  return
+}

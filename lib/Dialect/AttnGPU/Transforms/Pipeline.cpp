@@ -337,6 +337,14 @@ struct Pipeline : public attngpu::impl::AttnGPUPipelineBase<Pipeline> {
       }
       if (ringStages <= 1)
         return;
+      // A token carried further than one iteration would need the barrier
+      // analysis to know which iteration's copy it is.
+      if (ringStages > 2) {
+        func->emitOpError() << "asks attngpu-pipeline for a ring of "
+                            << ringStages << " stages; 2 at most so far";
+        failed = true;
+        return;
+      }
       SmallVector<scf::ForOp> loops;
       func->walk([&](scf::ForOp loop) { loops.push_back(loop); });
       for (scf::ForOp loop : loops)

@@ -26,7 +26,9 @@ def AttnGPUPipeline : Pass<"attngpu-pipeline"> {
     that issued the copy; a wait after the loop retires the copies left.
     A copy whose address depends on anything but the induction variable,
     values from outside and scalar loop-carried values (or whose buffer
-    escapes the iteration) is left as it is. S = 1: nothing changes.
+    escapes the iteration) is left as it is. S = 1: nothing changes; S > 2
+    is an error (the barrier analysis knows a carried token's iteration
+    only one iteration back).
     Runs before attngpu-allocate-shared and attngpu-insert-barriers, which
     see the ring like any buffer (stages j mod S and (j + k) mod S told
     apart).
