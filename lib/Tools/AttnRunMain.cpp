@@ -475,6 +475,28 @@ int mlir::attn::attnRunMain(int argc, char **argv,
   // Diagnostics (warnings included) print with the kernel file's lines.
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx, llvm::errs());
+  // Those of the kernel attn-run generates have no file position: say where
+  // they are instead of "<unknown>:0: ... loc(...)". (Registered last, asked
+  // first; a diagnostic with a file position goes on to the handler above.)
+  ScopedDiagnosticHandler generated(&ctx, [](Diagnostic &diag) {
+    if (diag.getLocation()->findInstanceOf<FileLineColLoc>())
+      return failure();
+    auto print = [](const Diagnostic &d) {
+      const char *severity = d.getSeverity() == DiagnosticSeverity::Error
+                                 ? "error"
+                             : d.getSeverity() == DiagnosticSeverity::Warning
+                                 ? "warning"
+                             : d.getSeverity() == DiagnosticSeverity::Note
+                                 ? "note"
+                                 : "remark";
+      llvm::errs() << "attn-run: " << severity
+                   << " (in the generated kernel): " << d.str() << "\n";
+    };
+    print(diag);
+    for (const Diagnostic &note : diag.getNotes())
+      print(note);
+    return success();
+  });
   OwningOpRef<ModuleOp> source =
       opts.kernelFile.empty()
           ? buildFlashAttentionModule(&ctx, specOf(opts))

@@ -215,3 +215,34 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// (From the deleted AttnToGPU/measured-knobs.mlir.) checked_chunks (the
+// copies convert-attn-to-attngpu makes in the loop that applies the causal
+// mask when whole-pass-copies-on-diagonal resolves to 0): no whole passes
+// even where every row of the tile exists; past the alignment check, the
+// tile's 512 chunks as four checked copies a thread, each with its source
+// size (0 past the last row).
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @checked_chunks
+    // CHECK-NOT: memref.reinterpret_cast
+    // CHECK: memref.extract_aligned_pointer_as_index
+    // CHECK: scf.if
+    // CHECK-NOT: scf.if
+    // CHECK-COUNT-4: nvgpu.device_async_copy %arg0[{{.+}}], %{{.+}}[{{.+}}], 8, %{{.+}} {bypassL1}
+    // CHECK-NOT: nvgpu.device_async_copy
+    // CHECK-NOT: memref.reinterpret_cast
+    // CHECK: } else {
+    // CHECK-NOT: nvgpu.device_async_copy
+    // CHECK: nvvm.cp.async.commit.group
+    gpu.func @checked_chunks(%g: memref<?x64xf16, strided<[?, 1], offset: ?>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %b = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16, xor_rows>
+      %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %b[%c0] checked_chunks : memref<?x64xf16, strided<[?, 1], offset: ?>>, !attngpu.shared<64x64xf16, xor_rows>
+      attngpu.async_wait %t
+      gpu.return
+    }
+  }
+}

@@ -188,3 +188,36 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// (From the deleted AttnToGPU/output-store.mlir.) Paired stores of an
+// mma.sync accumulator (64 x 64, 4 warps of 16 rows): the same 16 column
+// pairs a thread behind one 4-byte-alignment check, each under its row's
+// bound check (rows past the end skipped), 32 element stores otherwise.
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+!out = memref<?x64xbf16, strided<[?, 1], offset: ?>>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @paired_mma_sync
+    // CHECK: memref.extract_aligned_pointer_as_index
+    // CHECK: arith.remui %{{.+}}, %c4
+    // CHECK: scf.if
+    // CHECK: arith.cmpi ult, %{{.+}}, %dim : index
+    // CHECK-NEXT: arith.addi
+    // CHECK-NEXT: scf.if
+    // CHECK-NEXT: vector.store %{{.+}} {alignment = 4 : i64} : memref<?x64xbf16, strided<[?, 1], offset: ?>>, vector<2xbf16>
+    // CHECK-COUNT-15: vector.store %{{.+}} {alignment = 4 : i64} : memref<?x64xbf16, strided<[?, 1], offset: ?>>, vector<2xbf16>
+    // CHECK-NOT: vector.store
+    // CHECK: } else {
+    // CHECK-NOT: vector.store
+    // CHECK-COUNT-32: memref.store
+    // CHECK-NOT: vector.store
+    // CHECK: gpu.return
+    gpu.func @paired_mma_sync(%o: !acc, %g: !out, %m0: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      attngpu.store %o, %g[%m0, %c0] dims = [0, 1] boundary_check = [0] paired : !acc, !out
+      gpu.return
+    }
+  }
+}

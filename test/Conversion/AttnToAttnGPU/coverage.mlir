@@ -181,3 +181,14 @@ func.func @not_expanded(%q: !t, %k: !t, %v: !t, %o: !t) attributes {attn.block_m
   attn.flash_attention %q, %k, %v -> %o : !t, !t, !t -> !t
   return
 }
+
+// -----
+
+// (From the deleted AttnToGPU/schedule-invalid.mlir.) Warps must split the
+// block into 16- or 32-row slices.
+// expected-error @+1 {{attn.num_warps = 3 must give each warp 16 or 32 of the block's 64 query rows}}
+func.func @three_warps() attributes {attn.block_m = 64 : i64, attn.num_warps = 3 : i64} {
+  %pid = attn.program_id 0
+  %z = arith.constant dense<0.0> : tensor<64xf32>
+  return
+}

@@ -77,3 +77,101 @@
 // BADOUTSIDE: error: convert-attn-to-attngpu: values-accumulate-outside must be from 0 to 32, got -1
 // RUN: not attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --convert-attn-to-attngpu=paired-output-max-cols=-2 2>&1 | FileCheck %s --check-prefix=BADPAIRED
 // BADPAIRED: error: convert-attn-to-attngpu: paired-output-max-cols must be from -1 to 1024 (-1: the choice measured for the kernel), got -2
+
+// (From the deleted AttnToGPU/measured-knobs.mlir, output-store.mlir and
+// rescale-skip-width.mlir.)
+// Causal d 128 (4 CTAs): the checked copies are only in the loop that
+// applies the mask; the first KV loop keeps whole passes. The measured CTA
+// target reaches ptxas as nvvm.minctasm.
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu | FileCheck %s --check-prefix=DIAG
+// DIAG-LABEL: gpu.func @causal
+// DIAG: scf.for
+// DIAG-NOT: checked_chunks
+// DIAG: scf.for
+// DIAG: attngpu.async_copy %arg1{{.+}} checked_chunks :
+// DIAG: attngpu.async_copy %arg2{{.+}} checked_chunks :
+// DIAG-LABEL: gpu.func @gqa_decode
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu --attngpu-allocate-shared --attngpu-insert-barriers --convert-attngpu-to-nvvm | FileCheck %s --check-prefix=CTA4
+// CTA4-LABEL: gpu.func @causal
+// CTA4-SAME: nvvm.minctasm = 4 : i32
+
+// Explicit values replace the measured ones: no CTA target (no
+// nvvm.minctasm), whole passes on the diagonal, element stores at 128
+// columns, no staged output.
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu="min-blocks-per-sm=0 paired-output-max-cols=64 whole-pass-copies-on-diagonal=1 staged-output=0" | FileCheck %s --check-prefix=EXPLICIT
+// EXPLICIT-LABEL: gpu.func @causal
+// EXPLICIT-SAME: min_blocks_per_sm = 0,{{.*}} paired_output_max_cols = 64, whole_pass_copies_on_diagonal = 1, staged_output = 0
+// EXPLICIT-NOT: checked_chunks
+// EXPLICIT-NOT: attngpu.copy_out
+// EXPLICIT: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] :
+// EXPLICIT-LABEL: gpu.func @gqa_decode
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu="min-blocks-per-sm=0" --attngpu-allocate-shared --attngpu-insert-barriers --convert-attngpu-to-nvvm | FileCheck %s --check-prefix=NOCTA
+// NOCTA-NOT: nvvm.minctasm
+// Another CTA target keeps the whole passes on the diagonal (the checked
+// copies are there to fit 4 CTAs), and is what ptxas is asked for.
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=min-blocks-per-sm=3 | FileCheck %s --check-prefix=THREE
+// THREE-LABEL: gpu.func @causal
+// THREE-SAME: min_blocks_per_sm = 3,{{.*}} whole_pass_copies_on_diagonal = 1
+// THREE-NOT: checked_chunks
+// THREE-LABEL: gpu.func @gqa_decode
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=min-blocks-per-sm=3 --attngpu-allocate-shared --attngpu-insert-barriers --convert-attngpu-to-nvvm | FileCheck %s --check-prefix=THREENVVM
+// THREENVVM-LABEL: gpu.func @causal
+// THREENVVM-SAME: nvvm.minctasm = 3 : i32
+
+// Head dim 128, head_dim_v 64 on wgmma: 4 CTAs, but the output from
+// registers (the staged output was measured at head dims 64 only), paired.
+// RUN: attn-opt %s --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu | FileCheck %s --check-prefix=NARROWV
+// NARROWV-LABEL: gpu.func @wide_keys_narrow_values
+// NARROWV-SAME: min_blocks_per_sm = 4,{{.*}} staged_output = 0, wgmma_scores = 1
+// NARROWV-NOT: attngpu.copy_out
+// NARROWV: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] paired :
+!qk = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!vo = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @wide_keys_narrow_values(%q: !qk, %k: !qk, %v: !vo, %o: !vo) {
+  attn.flash_attention %q, %k, %v -> %o : !qk, !qk, !vo -> !vo
+  return
+}
+
+// The rescale skip's width knob: skip-rescale-min-cols=0 votes at d 64 too.
+// RUN: sed 's/128xbf16/64xbf16/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=128 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=skip-rescale-min-cols=0 | FileCheck %s --check-prefix=SKIPALL
+// SKIPALL-LABEL: gpu.func @mha
+// SKIPALL-SAME: skip_rescale_min_cols = 0
+// SKIPALL: attngpu.scale_rows %{{.+}}, %{{.+}} skip_unmoved : !attngpu.tile<64x64xf32
+
+// paired-output-max-cols above the measured 64 pairs d 128 on mma.sync too.
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu="chip=sm_80 paired-output-max-cols=128" | FileCheck %s --check-prefix=PAIRALL
+// PAIRALL-LABEL: gpu.func @mha
+// PAIRALL-SAME: paired_output_max_cols = 128
+// PAIRALL: attngpu.mma
+// PAIRALL: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] paired :
+
+// f32 (tf32) outputs are stored element by element whatever the pairing
+// width (pairs are 16-bit).
+// RUN: sed 's/bf16/f32/g' %attn_examples/flash_attention_bhsd.mlir | attn-opt --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=paired-output-max-cols=1024 | FileCheck %s --check-prefix=F32OUT
+// F32OUT-LABEL: gpu.func @mha
+// F32OUT-SAME: paired_output_max_cols = 1024
+// F32OUT-NOT: boundary_check = [0] paired
+// F32OUT: attngpu.store %{{.+}}, %arg3[{{.+}}] dims = [2, 3] boundary_check = [0] :
+// F32OUT-LABEL: gpu.func @causal
+
+// Every kernel of the input lands in the one gpu.module.
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=64 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu | FileCheck %s --check-prefix=ONEMODULE
+// ONEMODULE: gpu.module @attn_kernels
+// ONEMODULE-NOT: gpu.module
+// ONEMODULE: gpu.func @mha
+// ONEMODULE-NOT: gpu.module
+// ONEMODULE: gpu.func @causal
+// ONEMODULE-NOT: gpu.module
+// ONEMODULE: gpu.func @gqa_decode
+// ONEMODULE-NOT: gpu.module
+// ONEMODULE-NOT: func.func
+
+// (From the deleted AttnToGPU/wgmma-scores.mlir.) Two row tiles per warp
+// (4 warps on 128 rows) is no wgmma schedule: on sm_90a the products stay
+// on mma.sync.
+// RUN: attn-opt %attn_examples/flash_attention_bhsd.mlir --attn-expand-flash-attention="block-m=128 block-n=64 num-warps=4" --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu=chip=sm_90a | FileCheck %s --check-prefix=TWOTILES
+// TWOTILES-LABEL: gpu.func @mha
+// TWOTILES-SAME: block_m = 128, warps = 4,{{.*}} wgmma_scores = 0, wgmma_values = 0
+// TWOTILES-NOT: attngpu.wgmma
+// TWOTILES: attngpu.mma
+// TWOTILES-NOT: attngpu.wgmma

@@ -75,3 +75,16 @@
 // WGMMA-NEXT: attngpu.wgmma_wait %[[O]] pending = 0
 // WGMMA-LABEL: gpu.func @causal
 // WGMMA-SAME: #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 4,{{.*}} wgmma_scores = 1
+
+// (From the deleted AttnToGPU/schedule.mlir.) The whole tile program
+// becomes the gpu.func: no func.func and no attn op is left.
+// RUN: attn-opt %attn_examples/kernels/seed000_fixed.mlir --attn-to-tile-program --attn-lower-block-pointers --canonicalize --convert-attn-to-attngpu | FileCheck %s --check-prefix=WHOLE
+// WHOLE: gpu.module @attn_kernels
+// WHOLE-NOT: func.func
+// WHOLE-NOT: {{(= |^ *)attn\.}}
+// WHOLE: gpu.func @seed000_fixed
+// WHOLE-NOT: func.func
+// WHOLE-NOT: {{(= |^ *)attn\.}}
+// WHOLE: gpu.return
+// WHOLE-NOT: func.func
+// WHOLE-NOT: {{(= |^ *)attn\.}}
