@@ -532,3 +532,69 @@ func.func @ring_same_stage(%k: !g, %n: index, %init: !b) -> !b {
   attngpu.async_wait %r#1
   return %r#0 : !b
 }
+
+// -----
+
+// (Review, session 12.) A negative ring offset wraps in remui's unsigned
+// arithmetic: stage (n - 1) mod 3 is stage 0 at n = 0, the stage read
+// next. Not told apart: a barrier between the write and the read.
+// CHECK-LABEL: func.func @negative_offset
+// CHECK: attngpu.local_store
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.local_load
+!s = !attngpu.shared<64x64xf16, xor_rows, stages = 3>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @negative_offset(%n: index, %o: !acc, %init: !a) -> !a {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %cm1 = arith.constant -1 : index
+  %ring = attngpu.alloc_shared : !s
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%last = %init) -> (!a) {
+    %d = arith.subi %i, %c0 : index
+    %iter = arith.divui %d, %c1 : index
+    %s0 = arith.remui %iter, %c3 : index
+    %prev = arith.addi %iter, %cm1 : index
+    %sm = arith.remui %prev, %c3 : index
+    attngpu.local_store %o, %ring[%sm] : !acc, !s
+    %x = attngpu.local_load %ring[%s0] : !s -> !a
+    scf.yield %x : !a
+  }
+  return %r : !a
+}
+
+// -----
+
+// (Review, session 12.) An inner ring loop run again by an outer loop: the
+// stages its last run accessed count from that run's n, not from 0. The
+// write of stage (n + 1) mod 3 waits for the last run's read (a barrier
+// before it).
+// CHECK-LABEL: func.func @reentry
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: attngpu.barrier
+// CHECK-NEXT: attngpu.local_store
+!s = !attngpu.shared<64x64xf16, xor_rows, stages = 3>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+func.func @reentry(%m: index, %n: index, %o: !acc, %init: !a) -> !a {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %ring = attngpu.alloc_shared : !s
+  %r = scf.for %j = %c0 to %m step %c1 iter_args(%acc0 = %init) -> (!a) {
+    %q = scf.for %i = %c0 to %n step %c1 iter_args(%last = %acc0) -> (!a) {
+      %d = arith.subi %i, %c0 : index
+      %iter = arith.divui %d, %c1 : index
+      %s0 = arith.remui %iter, %c3 : index
+      %nx = arith.addi %iter, %c1 : index
+      %s1 = arith.remui %nx, %c3 : index
+      attngpu.local_store %o, %ring[%s1] : !acc, !s
+      %x = attngpu.local_load %ring[%s0] : !s -> !a
+      scf.yield %x : !a
+    }
+    scf.yield %q : !a
+  }
+  return %r : !a
+}

@@ -161,3 +161,52 @@ func.func @carried_from_memory(%k: !g, %steps: memref<?xindex>, %n: index) -> !b
 func.func @deep(%n: index) {
   return
 }
+
+// -----
+
+// (Review, session 12.) A loop counting in i32: the stage arithmetic is on
+// index values, so the loop is left as it is.
+// CHECK-LABEL: func.func @i32loop
+// CHECK-NOT: stages = 2
+// CHECK: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+func.func @i32loop(%k: !g, %n: i32, %init: !b) -> !b {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %r = scf.for %i = %z to %n step %c64 iter_args(%last = %init) -> (!b) : i32 {
+    %row = arith.index_cast %i : i32 to index
+    %buf = attngpu.alloc_shared : !s
+    %t = attngpu.async_copy %k[%row, %c0] dims = [0, 1] into %buf[%c0] : !g, !s
+    attngpu.async_wait %t
+    %kb = attngpu.local_load %buf[%c0] transpose : !s -> !b
+    scf.yield %kb : !b
+  }
+  return %r : !b
+}
+
+// -----
+
+// (Review, session 12.) A reader before the copy (last iteration's tile):
+// a ring would hand it this iteration's stage before its wait. Left alone.
+// CHECK-LABEL: func.func @readfirst
+// CHECK-NOT: stages = 2
+// CHECK: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+func.func @readfirst(%k: !g, %n: index, %init: !b) -> !b {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %r = scf.for %i = %c0 to %n step %c64 iter_args(%last = %init) -> (!b) {
+    %buf = attngpu.alloc_shared : !s
+    %old = attngpu.local_load %buf[%c0] transpose : !s -> !b
+    %t = attngpu.async_copy %k[%i, %c0] dims = [0, 1] into %buf[%c0] : !g, !s
+    attngpu.async_wait %t
+    %kb = attngpu.local_load %buf[%c0] transpose : !s -> !b
+    scf.yield %old : !b
+  }
+  return %r : !b
+}

@@ -72,11 +72,15 @@ static std::optional<RingIndex> ringIndex(Value stage) {
     return std::nullopt;
   Value count = rem.getLhs();
   int64_t offset = 0;
-  if (auto add = count.getDefiningOp<arith::AddIOp>())
-    if (std::optional<int64_t> c = constantIndex(add.getRhs())) {
-      count = add.getLhs();
-      offset = *c;
-    }
+  if (auto add = count.getDefiningOp<arith::AddIOp>()) {
+    std::optional<int64_t> c = constantIndex(add.getRhs());
+    // A negative offset wraps in remui's unsigned arithmetic: not a ring
+    // index (stage (n - 1) mod 3 at n = 0 is 0, not 2).
+    if (!c || *c < 0)
+      return std::nullopt;
+    count = add.getLhs();
+    offset = *c;
+  }
   auto div = count.getDefiningOp<arith::DivUIOp>();
   auto sub = div ? div.getLhs().getDefiningOp<arith::SubIOp>() : nullptr;
   auto iv = sub ? dyn_cast<BlockArgument>(sub.getLhs()) : nullptr;
@@ -85,7 +89,7 @@ static std::optional<RingIndex> ringIndex(Value stage) {
   if (!loop || iv != loop.getInductionVar() ||
       sub.getRhs() != loop.getLowerBound() || div.getRhs() != loop.getStep())
     return std::nullopt;
-  return RingIndex{loop, (offset % *stages + *stages) % *stages, *stages};
+  return RingIndex{loop, offset % *stages, *stages};
 }
 
 /// Whether the two accesses are to different stages for sure: distinct
@@ -208,9 +212,12 @@ struct State {
     });
   }
   /// Into `loop` from before it: a constant stage is a stage of the ring
-  /// the loop walks (n = 0).
+  /// the loop walks (n = 0); ring indices left from an earlier run of the
+  /// loop (inside an outer one) counted from that run's n: dropped.
   void intoLoop(scf::ForOp loop) {
     forEachAccess([&](Access &access) {
+      if (access.ring && access.ring->loop == loop)
+        access.ring.reset();
       std::optional<int64_t> stage = constantIndex(access.stage);
       auto type = dyn_cast<SharedType>(access.buffer.getType());
       if (stage && !access.ring && type && type.getStages() > 1)

@@ -44,20 +44,24 @@ using namespace mlir::attngpu;
 
 namespace {
 
-/// The stage operand of `user` that goes with its shared operand `buffer`,
-/// or null when `user` is not an op that reads a buffer by stage.
-OpOperand *stageOperand(Operation *user, Value buffer) {
-  if (auto load = dyn_cast<LocalLoadOp>(user))
-    return &load.getStageMutable();
+/// The stage operands of `user` that go with its shared operand `buffer`;
+/// false when `user` is not an op that reads a buffer by stage.
+bool stageOperands(Operation *user, Value buffer,
+                   SmallVectorImpl<OpOperand *> &stages) {
+  if (auto load = dyn_cast<LocalLoadOp>(user)) {
+    stages.push_back(&load.getStageMutable());
+    return true;
+  }
   if (auto wgmma = dyn_cast<WgmmaOp>(user)) {
     // A's stage is there only when A is in shared memory.
-    if (wgmma.getA() == buffer) {
-      MutableOperandRange stage = wgmma.getAStageMutable();
-      return stage.empty() ? nullptr : &stage[0];
-    }
-    return &wgmma.getBStageMutable();
+    MutableOperandRange aStage = wgmma.getAStageMutable();
+    if (wgmma.getA() == buffer && !aStage.empty())
+      stages.push_back(&aStage[0]);
+    if (wgmma.getB() == buffer)
+      stages.push_back(&wgmma.getBStageMutable());
+    return true;
   }
-  return nullptr;
+  return false;
 }
 
 /// Values of a loop's body at a later iteration: `offset` iterations after
@@ -126,8 +130,8 @@ private:
         return false;
       if (!visiting.insert(arg).second)
         return true;
-      bool ok = computable(loop.getYieldedValues()[arg.getArgNumber() - 1],
-                           visiting);
+      bool ok =
+          computable(loop.getYieldedValues()[arg.getArgNumber() - 1], visiting);
       visiting.erase(arg);
       return ok;
     }
@@ -179,16 +183,6 @@ SmallVector<RingCopy> ringCopies(scf::ForOp loop) {
       continue;
     RingCopy ring{copy, alloc, {}, {}};
     bool usable = true;
-    for (OpOperand &use : alloc.getBuffer().getUses()) {
-      Operation *user = use.getOwner();
-      if (user == copy)
-        continue;
-      OpOperand *stage = stageOperand(user, alloc.getBuffer());
-      usable &= stage && user->getBlock() == loop.getBody() &&
-                matchPattern(stage->get(), m_Zero());
-      if (stage)
-        ring.stageUses.push_back(stage);
-    }
     for (Operation *user : copy.getToken().getUsers()) {
       auto wait = dyn_cast<AsyncWaitOp>(user);
       usable &= wait && wait->getBlock() == loop.getBody() &&
@@ -197,6 +191,21 @@ SmallVector<RingCopy> ringCopies(scf::ForOp loop) {
         ring.waits.push_back(wait);
     }
     usable &= !ring.waits.empty();
+    // Every reader reads this iteration's tile: after a wait for it.
+    SmallPtrSet<Operation *, 4> readers;
+    for (OpOperand &use : alloc.getBuffer().getUses())
+      if (use.getOwner() != copy)
+        readers.insert(use.getOwner());
+    for (Operation *reader : readers) {
+      size_t before = ring.stageUses.size();
+      usable &= stageOperands(reader, alloc.getBuffer(), ring.stageUses) &&
+                reader->getBlock() == loop.getBody() &&
+                llvm::any_of(ring.waits, [&](AsyncWaitOp wait) {
+                  return wait->isBeforeInBlock(reader);
+                });
+      for (size_t i = before; i < ring.stageUses.size(); ++i)
+        usable &= matchPattern(ring.stageUses[i]->get(), m_Zero());
+    }
     // The copy's address at a later iteration.
     for (Value operand : copy->getOperands())
       usable &= operand == copy.getBuffer() || operand == copy.getStage() ||
@@ -215,10 +224,12 @@ Value issueCopy(OpBuilder &b, LaterIteration &later, AsyncCopyOp copy,
   for (Value index : copy.getOffsets())
     offsets.push_back(later.evaluate(b, index, offset));
   Value source = later.evaluate(b, copy.getSource(), offset);
-  return AsyncCopyOp::create(b, copy.getLoc(), source, offsets, copy.getDims(),
-                             copy.getBoundaryCheckAttr(), copy.getPaddingAttr(),
-                             ring, stage, copy.getCheckedChunks(),
-                             copy.getColumnsAttr(), predicate);
+  auto issued = AsyncCopyOp::create(
+      b, copy.getLoc(), source, offsets, copy.getDims(),
+      copy.getBoundaryCheckAttr(), copy.getPaddingAttr(), ring, stage,
+      copy.getCheckedChunks(), copy.getColumnsAttr(), predicate);
+  issued->setDiscardableAttrs(copy->getDiscardableAttrDictionary());
+  return issued.getToken();
 }
 
 /// `iv + offset * step < ub`: the iteration `offset` after `iv` exists.
@@ -235,6 +246,9 @@ Value iterationExists(OpBuilder &b, Location loc, scf::ForOp loop, Value iv,
 }
 
 LogicalResult pipelineLoop(scf::ForOp loop, int64_t stages) {
+  // The stage arithmetic is on index values.
+  if (!loop.getInductionVar().getType().isIndex())
+    return success();
   SmallVector<RingCopy> copies = ringCopies(loop);
   if (copies.empty())
     return success();
