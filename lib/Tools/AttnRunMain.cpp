@@ -554,8 +554,14 @@ int mlir::attn::attnRunMain(int argc, char **argv,
                                      "gpu:" + opts.effectiveChip(), knobs)))
       return fail("compiling the tile program failed");
     gpuSig = analyzeKernel(*gpuModule);
-    if (failed(gpuSig))
+    if (failed(gpuSig)) {
+      // A tile configuration of the tuning variable is the likelier cause
+      // than the kernel itself (the error above says which rule it broke).
+      if (const char *tile = std::getenv("ATTN_GPU_TILE"))
+        return fail(std::string("the kernel built with ATTN_GPU_TILE=") +
+                    tile + " does not follow the attn kernel ABI");
       return fail("the kernel does not follow the attn kernel ABI");
+    }
     GpuTarget target = knobs.target;
     target.chip = opts.effectiveChip();
     ::attn::Target cuda;
