@@ -64,6 +64,16 @@ bool stageOperands(Operation *user, Value buffer,
   return false;
 }
 
+/// `iv + offset * step`: the induction variable `offset` iterations on.
+Value advanceIv(OpBuilder &b, Location loc, scf::ForOp loop, Value iv,
+                int64_t offset) {
+  if (offset == 0)
+    return iv;
+  Value steps = arith::MulIOp::create(
+      b, loc, loop.getStep(), arith::ConstantIndexOp::create(b, loc, offset));
+  return arith::AddIOp::create(b, loc, iv, steps);
+}
+
 /// Values of a loop's body at a later iteration: `offset` iterations after
 /// the one `base` describes (the loop's own iteration inside the body; its
 /// first iteration, before the loop, for the prologue).
@@ -145,12 +155,7 @@ private:
   }
 
   Value advancedIv(OpBuilder &b, int64_t offset) {
-    if (offset == 0)
-      return iv;
-    Location loc = loop.getLoc();
-    Value steps = arith::MulIOp::create(
-        b, loc, loop.getStep(), arith::ConstantIndexOp::create(b, loc, offset));
-    return arith::AddIOp::create(b, loc, iv, steps);
+    return advanceIv(b, loop.getLoc(), loop, iv, offset);
   }
 
   scf::ForOp loop;
@@ -235,13 +240,8 @@ Value issueCopy(OpBuilder &b, LaterIteration &later, AsyncCopyOp copy,
 /// `iv + offset * step < ub`: the iteration `offset` after `iv` exists.
 Value iterationExists(OpBuilder &b, Location loc, scf::ForOp loop, Value iv,
                       int64_t offset) {
-  Value next = iv;
-  if (offset != 0)
-    next = arith::AddIOp::create(
-        b, loc, iv,
-        arith::MulIOp::create(b, loc, loop.getStep(),
-                              arith::ConstantIndexOp::create(b, loc, offset)));
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next,
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                               advanceIv(b, loc, loop, iv, offset),
                                loop.getUpperBound());
 }
 
