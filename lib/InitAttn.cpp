@@ -43,6 +43,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
@@ -93,4 +94,6 @@ void mlir::attn::registerAttnPasses() {
   registerCSEPass();
   registerSymbolDCEPass();
   registerLoopInvariantCodeMotionPass();
+  // The upstream pass attn-nvvm-grid-constants follows (its lit test).
+  registerPass([] { return createConvertGpuOpsToNVVMOps(); });
 }

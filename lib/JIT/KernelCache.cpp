@@ -141,6 +141,9 @@ bool compile(const AttentionSpec &spec, const Target &target,
       return fail("lowering to PTX for " + target.chip + " failed");
     code.payload = std::move(*ptx);
     code.sharedBytes = mlir::attn::dynamicSharedBytes(*module, code.kernelName);
+    if (mlir::attn::takesTensorMaps(*module, code.kernelName))
+      return fail("the kernel loads with TMA (tma-copies=1), whose tensor "
+                  "maps no launch passes yet");
   } else if (mlir::failed(
                  mlir::attn::compileToHostObject(*module, code.payload))) {
     return fail("lowering to host object code failed");

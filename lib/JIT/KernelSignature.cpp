@@ -63,3 +63,9 @@ int64_t mlir::attn::dynamicSharedBytes(ModuleOp module, llvm::StringRef name) {
   auto bytes = recorded.getAs<IntegerAttr>(name);
   return bytes ? bytes.getInt() : 0;
 }
+
+bool mlir::attn::takesTensorMaps(ModuleOp module, llvm::StringRef name) {
+  auto recorded = module->getAttrOfType<DictionaryAttr>(
+      attngpu::kTensorMapsAttrName);
+  return recorded && recorded.get(name);
+}

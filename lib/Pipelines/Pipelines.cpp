@@ -15,16 +15,22 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -101,13 +107,59 @@ static void useShortSharedPointers() {
 }
 
 /// The upstream NVVM pipeline to PTX for a chip resolveGpuChip accepted.
+/// MLIR 22's gpu-lower-to-nvvm-pipeline, pass for pass and option for
+/// option (test/Pipelines/nvvm-pipeline.test compares the two), with
+/// attn-nvvm-grid-constants after convert-gpu-to-nvvm: the upstream
+/// pipeline has no point between that pass and gpu-module-to-binary where
+/// a by-value kernel parameter could be made.
 static void addNvvmToPtx(OpPassManager &pm, const GpuChip &chip) {
   useShortSharedPointers();
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = chip.chip;
   nvvm.cubinFeatures = chip.features;
   nvvm.cubinFormat = "isa";
-  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.triple = nvvm.cubinTriple;
+  target.chip = nvvm.cubinChip;
+  target.features = nvvm.cubinFeatures;
+  target.optLevel = nvvm.optLevel;
+  target.cmdOptions = nvvm.cmdOptions;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertIndexToLLVMPassOptions index;
+  index.indexBitwidth = nvvm.indexBitWidth;
+  pm.addPass(createConvertIndexToLLVMPass(index));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  ConvertGpuOpsToNVVMOpsOptions kernel;
+  kernel.useBarePtrCallConv = nvvm.kernelUseBarePtrCallConv;
+  kernel.indexBitwidth = nvvm.indexBitWidth;
+  kernel.allowPatternRollback = nvvm.allowPatternRollback;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(kernel));
+  pm.addNestedPass<gpu::GPUModuleOp>(createAttnNVVMGridConstants());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  GpuToLLVMConversionPassOptions host;
+  host.hostBarePtrCallConv = nvvm.hostUseBarePtrCallConv;
+  host.kernelBarePtrCallConv = nvvm.kernelUseBarePtrCallConv;
+  pm.addPass(createGpuToLLVMConversionPass(host));
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = nvvm.cubinFormat;
+  binary.cmdOptions = nvvm.cmdOptions;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 LogicalResult mlir::attn::buildGpuLoweringPipeline(OpPassManager &pm,
@@ -146,6 +198,8 @@ LogicalResult mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
     return failure();
   // Each kernel's K/V ring (kv_stages in its #attngpu.schedule).
   pm.addPass(attngpu::createAttnGPUPipeline());
+  // Each kernel's TMA loads (tma_copies in its #attngpu.schedule).
+  pm.addPass(attngpu::createAttnGPUTmaCopies());
   attngpu::AttnGPUAllocateSharedOptions allocate;
   allocate.maxSharedBytes = chip->maxSharedBytes;
   pm.addPass(attngpu::createAttnGPUAllocateShared(allocate));

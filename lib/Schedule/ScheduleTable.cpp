@@ -96,6 +96,9 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // a kernel's traits.
   if (knobs.kvStages < 0)
     knobs.kvStages = 1;
+  // TMA copies: not measured yet against cp.async (session 13).
+  if (knobs.tmaCopies < 0)
+    knobs.tmaCopies = 0;
   // Paired output stores: every width for one warpgroup on wgmma, else up
   // to 64 columns (mma.sync at d 128: the extra live values cost more than
   // the stores save; sessions 5-7, the old lowering).

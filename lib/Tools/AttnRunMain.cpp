@@ -579,6 +579,12 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       out.blockM = gpuSig->blockM;
       out.numWarps = gpuSig->numWarps;
       out.sharedBytes = dynamicSharedBytes(*gpuModule, gpuSig->name);
+      // Its PTX can be written; running it needs the tensor maps encoded.
+      if (onGpu && takesTensorMaps(*gpuModule, gpuSig->name)) {
+        err = "the kernel loads with TMA (ATTN_GPU_KNOBS=tma-copies=1), "
+              "whose tensor maps no launch passes yet: --emit-ptx only";
+        return false;
+      }
       out.payload = std::move(*text);
       return true;
     };

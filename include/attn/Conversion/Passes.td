@@ -91,6 +91,20 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attngpu-to-nvvm", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def AttnNVVMGridConstants : Pass<"attn-nvvm-grid-constants"> {
+  let summary = "Make a kernel's tensor-map parameters __grid_constant__";
+  let description = [{
+    Runs after convert-gpu-to-nvvm (whose gpu.func lowering drops
+    `llvm.byval`): each llvm.func with `attn.grid_constant_params` (the
+    LLVM positions convert-attngpu-to-nvvm recorded for its tensor maps)
+    gets `llvm.byval = !llvm.array<128 x i8>` and `nvvm.grid_constant` on
+    those `!llvm.ptr` parameters, so they are passed by value and TMA reads
+    them in place (no local copy).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def AttnUnrollVectorElements : Pass<"attn-unroll-vector-elements"> {
   let summary = "Unroll n-D vector.to_elements / from_elements into 1-D ones";
   let description = [{

@@ -61,6 +61,11 @@ using attngpu::kDynamicSharedBytesAttrName;
 /// launch (0 when none).
 int64_t dynamicSharedBytes(ModuleOp module, llvm::StringRef name);
 
+/// Whether the lowered `module` gives kernel `name` tensor-map parameters
+/// (TMA loads, ATTN_GPU_KNOBS=tma-copies=1), which no launch passes yet.
+bool takesTensorMaps(ModuleOp module, llvm::StringRef name);
+
+
 /// Finds the module's one tile kernel and reads its ABI; emits a diagnostic
 /// at the offending function or argument and fails when it does not follow
 /// the kernel ABI above.

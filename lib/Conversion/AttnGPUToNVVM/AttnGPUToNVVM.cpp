@@ -37,6 +37,14 @@ AttnGPUTypeConverter::AttnGPUTypeConverter(MLIRContext *context) {
   addConversion([context](TokenType) -> Type {
     return IntegerType::get(context, 32);
   });
+  // The mbarriers' base address; a tensor map's generic address (a
+  // by-value kernel parameter).
+  addConversion([context](MbarriersType) -> Type {
+    return LLVM::LLVMPointerType::get(context, 3);
+  });
+  addConversion([context](TensorMapType) -> Type {
+    return LLVM::LLVMPointerType::get(context);
+  });
   auto cast = [](OpBuilder &b, Type type, ValueRange inputs,
                  Location loc) -> Value {
     return UnrealizedConversionCastOp::create(b, loc, type, inputs)
@@ -117,6 +125,55 @@ static int64_t pendingCopyGroups(AsyncWaitOp wait) {
 
 namespace {
 
+/// Makes `func`'s tensor-map arguments what the launch passes: 128 bytes by
+/// value, 64-byte aligned, whose address TMA may read (nvvm.grid_constant:
+/// no local copy). Returns the kernel ABI's record of them, one
+/// [tensor argument, box...] per tensor map in parameter order, or null.
+ArrayAttr passTensorMapsByValue(gpu::GPUFuncOp func) {
+  MLIRContext *context = func.getContext();
+  Builder builder(context);
+  SmallVector<Attribute> records;
+  SmallVector<int64_t> positions;
+  Block &entry = func.getBody().front();
+  SmallVector<Type> inputs(func.getArgumentTypes());
+  for (BlockArgument arg : entry.getArguments()) {
+    auto type = dyn_cast<TensorMapType>(arg.getType());
+    if (!type)
+      continue;
+    unsigned i = arg.getArgNumber();
+    auto of = func.getArgAttrOfType<IntegerAttr>(i, kTensorMapOfAttrName);
+    SmallVector<int64_t> record{of ? of.getInt() : -1};
+    llvm::append_range(record, type.getBox());
+    records.push_back(builder.getDenseI64ArrayAttr(record));
+    auto pointer = LLVM::LLVMPointerType::get(context);
+    arg.setType(pointer);
+    inputs[i] = pointer;
+    // The ops still take the tensor map: a cast the conversion folds away.
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    auto toMap = UnrealizedConversionCastOp::create(b, func.getLoc(), type, arg);
+    arg.replaceAllUsesExcept(toMap.getResult(0), toMap);
+    func.removeArgAttr(i, kTensorMapOfAttrName);
+    func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                    builder.getI64IntegerAttr(64));
+    // Its position among the llvm.func's parameters, where each memref
+    // before it became 3 + 2 * rank of them: attn-nvvm-grid-constants
+    // makes it by-value there (convert-gpu-to-nvvm drops llvm.byval).
+    int64_t position = 0;
+    for (Type input : ArrayRef<Type>(inputs).take_front(i))
+      if (auto memref = dyn_cast<MemRefType>(input))
+        position += 3 + 2 * memref.getRank();
+      else
+        position += 1;
+    positions.push_back(position);
+  }
+  if (records.empty())
+    return nullptr;
+  func.setFunctionType(builder.getFunctionType(inputs, {}));
+  func->setAttr(kGridConstantParamsAttrName,
+                builder.getDenseI64ArrayAttr(positions));
+  return builder.getArrayAttr(records);
+}
+
 struct ConvertAttnGPUToNVVMPass
     : public mlir::attn::impl::ConvertAttnGPUToNVVMBase<
           ConvertAttnGPUToNVVMPass> {
@@ -178,9 +235,24 @@ struct ConvertAttnGPUToNVVMPass
                                                 .getType()
                                                 .getSizeInBytes());
       });
+      func.walk([&](AllocMbarriersOp bars) {
+        if (std::optional<int64_t> offset = bars.getOffset())
+          bytes = std::max(bytes,
+                           *offset + 8 * bars.getBarriers().getType().getCount());
+      });
       if (bytes > 0)
         func->setAttr(kSharedBytesAttrName, builder.getI64IntegerAttr(bytes));
     });
+
+    NamedAttrList tensorMaps;
+    if (auto old = module->getAttrOfType<DictionaryAttr>(kTensorMapsAttrName))
+      tensorMaps.append(old.getValue());
+    module.walk([&](gpu::GPUFuncOp func) {
+      if (ArrayAttr maps = passTensorMapsByValue(func))
+        tensorMaps.set(func.getName(), maps);
+    });
+    if (!tensorMaps.empty())
+      module->setAttr(kTensorMapsAttrName, tensorMaps.getDictionary(context));
 
     AttnGPUTypeConverter converter(context);
     ConversionTarget target(*context);
@@ -195,6 +267,7 @@ struct ConvertAttnGPUToNVVMPass
     RewritePatternSet patterns(context);
     populateSharedMemoryToNVVMPatterns(converter, patterns);
     populateSyncToNVVMPatterns(converter, patterns);
+    populateTmaToNVVMPatterns(converter, patterns);
     populateMmaToNVVMPatterns(converter, patterns);
     populateWgmmaToNVVMPatterns(converter, patterns);
     populateSoftmaxToNVVMPatterns(converter, patterns);

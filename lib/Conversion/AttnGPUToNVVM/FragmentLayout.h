@@ -45,6 +45,10 @@ VectorType fragmentVectorType(TileType type);
 /// wgmma_128b [stages][cols / 64][rows][64] (128-byte slabs).
 MemRefType sharedMemRefType(SharedType type);
 
+/// The kernel's dynamic shared memory as a memref<0xi8, workgroup> (its
+/// extern array, declared in the gpu.module of `op` on first use).
+Value dynamicSharedMemory(OpBuilder &b, Location loc, Operation *op);
+
 /// This thread's coordinates, created at the builder's insertion point.
 struct ThreadCoords {
   Value threadId, warp, lane, group /* lane / 4 */, inGroup /* lane % 4 */;

@@ -27,26 +27,6 @@ using namespace mlir::attngpu;
 
 namespace {
 
-/// The extern dynamic shared array of the gpu.module. (Not
-/// gpu.dynamic_shared_memory: MLIR 22 lowers that to a 1-byte static array;
-/// a public memref.global without initializer becomes `.extern .shared`.)
-static Value dynamicSharedMemory(OpBuilder &b, Location loc, Operation *op) {
-  constexpr llvm::StringLiteral kSymbol = "attn_dynamic_shared";
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto rawType = MemRefType::get({0}, b.getI8Type(),
-                                 MemRefLayoutAttrInterface(), workgroup);
-  auto module = op->getParentOfType<gpu::GPUModuleOp>();
-  if (!SymbolTable::lookupSymbolIn(module, kSymbol)) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    memref::GlobalOp::create(b, loc, kSymbol, b.getStringAttr("public"),
-                             rawType, Attribute(), /*constant=*/false,
-                             b.getI64IntegerAttr(1024));
-  }
-  return memref::GetGlobalOp::create(b, loc, rawType, kSymbol);
-}
-
 struct AllocSharedLowering : public OpConversionPattern<AllocSharedOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult

@@ -177,3 +177,29 @@ func.func @too_much(%src: !g) {
   attngpu.async_wait %t, %u
   return
 }
+
+// -----
+
+// mbarriers live as long as the kernel: after every buffer, 8-byte aligned,
+// counted in the shared bytes; one set by hand inside the buffers is refused.
+// CHECK-LABEL: func.func @mbarriers_last
+// CHECK-SAME: attngpu.shared_bytes = 8208
+// CHECK: attngpu.alloc_mbarriers offset = 8192 : !attngpu.mbarriers<2>
+func.func @mbarriers_last() {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %a = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  %t = attngpu.local_load %a[%c0] : !attngpu.shared<64x64xf16> -> !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mbarriers_inside_buffers() {
+  // expected-error @+1 {{offset 64 overlaps the shared buffers (the first 8192 bytes)}}
+  %bars = attngpu.alloc_mbarriers offset = 64 : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %a = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  %t = attngpu.local_load %a[%c0] : !attngpu.shared<64x64xf16> -> !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+  return
+}

@@ -598,3 +598,58 @@ func.func @reentry(%m: index, %n: index, %o: !acc, %init: !a) -> !a {
   }
   return %r : !a
 }
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!map = !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>
+!s = !attngpu.shared<128x128xf16, wgmma_128b>
+!a = !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+
+// TMA: every thread waits on the mbarrier, which publishes the load; the
+// read needs no barrier. Loads complete in no order: waiting for the second
+// does not settle the first (the read of the first is refused).
+func.func @tma_waits_are_exact(%k: !k, %map: !map {attngpu.tensor_map_of = 0 : i64}, %p: i1) -> !a {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %x = attngpu.alloc_shared : !s
+  %y = attngpu.alloc_shared : !s
+  %t0 = attngpu.tma_load %map[%c0, %c0, %c0, %c0] into %x[%c0] arrive %bars[%c0] : !map, !s, !attngpu.mbarriers<2>
+  %t1 = attngpu.tma_load %map[%c0, %c0, %c0, %c0] into %y[%c0] arrive %bars[%c1] : !map, !s, !attngpu.mbarriers<2>
+  attngpu.mbarrier_wait %bars[%c1] parity %p for %t1 : !attngpu.mbarriers<2>
+  %ya = attngpu.local_load %y[%c0] : !s -> !a
+  // expected-error @+1 {{reads a shared buffer that an attngpu.tma_load writes and whose token is not waited (attngpu.mbarrier_wait)}}
+  %xa = attngpu.local_load %x[%c0] : !s -> !a
+  return %xa : !a
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!map = !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>
+!s = !attngpu.shared<128x128xf16, wgmma_128b>
+!a = !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+
+// CHECK-LABEL: func.func @tma_publishes
+// CHECK: attngpu.mbarrier_wait
+// CHECK-NEXT: attngpu.local_load
+// Overwriting what was read: a barrier; a TMA load after ordinary writes
+// to its bytes: fence, then barrier.
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.local_store
+// CHECK-NEXT: attngpu.fence_async_shared
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.tma_load
+func.func @tma_publishes(%k: !k, %map: !map {attngpu.tensor_map_of = 0 : i64}, %p: i1, %v: !attngpu.tile<128x128xf32, #attngpu.mma<mma_sync, acc, warps = 4>>) -> !a {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<1>
+  %c0 = arith.constant 0 : index
+  %x = attngpu.alloc_shared : !s
+  %t0 = attngpu.tma_load %map[%c0, %c0, %c0, %c0] into %x[%c0] arrive %bars[%c0] : !map, !s, !attngpu.mbarriers<1>
+  attngpu.mbarrier_wait %bars[%c0] parity %p for %t0 : !attngpu.mbarriers<1>
+  %xa = attngpu.local_load %x[%c0] : !s -> !a
+  attngpu.local_store %v, %x[%c0] : !attngpu.tile<128x128xf32, #attngpu.mma<mma_sync, acc, warps = 4>>, !s
+  %t1 = attngpu.tma_load %map[%c0, %c0, %c0, %c0] into %x[%c0] arrive %bars[%c0] : !map, !s, !attngpu.mbarriers<1>
+  attngpu.mbarrier_wait %bars[%c0] parity %p for %t1 : !attngpu.mbarriers<1>
+  return %xa : !a
+}

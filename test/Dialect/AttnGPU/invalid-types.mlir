@@ -174,3 +174,28 @@ func.func private @f(!attngpu.shared<64x64xf16, stages = 2, stages = 3>)
 
 // expected-error @+1 {{an #attngpu.mma tile is 2-D, got shape (rank 0)}}
 func.func private @f(!attngpu.tile<f32, #attngpu.mma<mma_sync, acc, warps = 4>>)
+
+// -----
+
+// expected-error @+1 {{mbarrier count must be from 1 to 64, got 0}}
+func.func private @f(!attngpu.mbarriers<0>)
+
+// -----
+
+// expected-error @+1 {{tensor map element type must be f16, bf16 or f32, got 'i8'}}
+func.func private @f(!attngpu.tensor_map<i8, box = [1, 64]>)
+
+// -----
+
+// expected-error @+1 {{a tensor map's box has one size per tensor dimension, 2 to 5 of them (TMA), got [64]}}
+func.func private @f(!attngpu.tensor_map<f16, box = [64]>)
+
+// -----
+
+// expected-error @+1 {{TMA box sizes must be from 1 to 256, got [512, 64]}}
+func.func private @f(!attngpu.tensor_map<f16, box = [512, 64]>)
+
+// -----
+
+// expected-error @+1 {{the box's innermost size must be a multiple of 16 bytes and at most the 128-byte swizzle span, got 256 bytes}}
+func.func private @f(!attngpu.tensor_map<f16, box = [64, 128]>)

@@ -835,3 +835,177 @@ func.func @store_columns_on_rows(%g: memref<?xf16, strided<[1], offset: ?>>, %i:
   attngpu.store %v, %g[%i] dims = [0] columns = 8 : !attngpu.tile<64xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 4>>>, memref<?xf16, strided<[1], offset: ?>>
   return
 }
+
+// -----
+
+// TMA loads and mbarriers.
+
+func.func @f(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    // expected-error @+1 {{must be in the kernel's entry block (its mbarriers are initialised when the kernel starts)}}
+    %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<1>
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{offset 12 must be a non-negative multiple of 8}}
+  %bars = attngpu.alloc_mbarriers offset = 12 : !attngpu.mbarriers<1>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+func.func @f(%key: !k, %map: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
+  // expected-error @+1 {{expects 4 coordinates (one per tensor dimension of the map), got 3}}
+  %t = attngpu.tma_load %map[%i, %i, %c0] into %buf[%c0] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+func.func @f(%key: !k, %map: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, xor_rows>
+  // expected-error @+1 {{loads into 128-byte-swizzled buffers (wgmma_128b) only, got xor_rows}}
+  %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c0] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>, !attngpu.shared<128x128xf16, xor_rows>, !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+func.func @f(%key: !k, %map: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xbf16, wgmma_128b>
+  // expected-error @+1 {{buffer element type 'bf16' does not match the map's 'f16'}}
+  %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c0] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>, !attngpu.shared<128x128xbf16, wgmma_128b>, !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+func.func @f(%key: !k, %map: !attngpu.tensor_map<f16, box = [1, 128, 1, 32]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
+  // expected-error @+1 {{the map's box must be 64 columns wide (one 128-byte slab of the buffer), got 32}}
+  %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c0] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 128, 1, 32]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+func.func @f(%key: !k, %map: !attngpu.tensor_map<f16, box = [1, 64, 1, 64]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
+  // expected-error @+1 {{the map's box has 64 rows, the buffer 128}}
+  %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c0] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 64, 1, 64]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+func.func @f(%key: !k, %map: !attngpu.tensor_map<f16, box = [1, 1, 1, 64]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
+  // expected-error @+1 {{the map's box [1, 1, 1, 64] must be 1 on every dimension but the rows' and the columns'}}
+  %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c0] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 1, 1, 64]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+func.func @f(%key: !k, %map: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
+  // expected-error @+1 {{stage stage 2 out of range for a buffer of 1 stage(s)}}
+  %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c2] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+func.func @f(%key: !k, %map: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
+  // expected-error @+1 {{mbarrier index 2 is out of range for 2 mbarriers}}
+  %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c0] arrive %bars[%c2] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+func.func @f(%key: !k, %map: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> , %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
+  // expected-error @+1 {{tensor map argument 1 has no attngpu.tensor_map_of naming the tensor it describes}}
+  %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c0] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+func.func @f(%key: memref<?x128xf16>, %map: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
+  // expected-error @+1 {{tensor map argument 1 describes argument 0, which is not a rank-4 memref of 'f16'}}
+  %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c0] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+func.func @f(%src: memref<?x64xf16>, %i: index, %p: i1) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<1>
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  %t = attngpu.async_copy %src[%i, %c0] dims = [0, 1] into %b[%c0] : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{waits for TMA loads: a token from attngpu.async_copy is waited with attngpu.async_wait}}
+  attngpu.mbarrier_wait %bars[%c0] parity %p for %t : !attngpu.mbarriers<1>
+  return
+}
+
+// -----
+
+func.func @f(%p: i1) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<1>
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{mbarrier index 1 is out of range for 1 mbarriers}}
+  attngpu.mbarrier_wait %bars[%c1] parity %p : !attngpu.mbarriers<1>
+  return
+}

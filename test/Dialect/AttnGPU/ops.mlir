@@ -157,3 +157,21 @@ func.func @output_paths(%o: !acc, %out: !out, %b: index, %h: index,
       boundary_check = [0] : !obuf, !out
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @tma
+// CHECK-SAME: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}
+// CHECK: attngpu.alloc_mbarriers offset = 32768 : !attngpu.mbarriers<2>
+// CHECK: attngpu.tma_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] into %{{.+}}[%{{.+}}] arrive %{{.+}}[%{{.+}}] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+// CHECK: attngpu.mbarrier_wait %{{.+}}[%{{.+}}] parity %{{.+}} for %{{.+}} : !attngpu.mbarriers<2>
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!map = !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>
+func.func @tma(%key: !k, %kmap: !map {attngpu.tensor_map_of = 0 : i64}, %i: index, %p: i1) {
+  %bars = attngpu.alloc_mbarriers offset = 32768 : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %kbuf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
+  %t = attngpu.tma_load %kmap[%i, %i, %i, %c0] into %kbuf[%c0] arrive %bars[%c0] : !map, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+  attngpu.mbarrier_wait %bars[%c0] parity %p for %t : !attngpu.mbarriers<2>
+  return
+}

@@ -27,6 +27,14 @@ void populateSharedMemoryToNVVMPatterns(const TypeConverter &converter,
 /// barrier, named_barrier, fence_async_shared.
 void populateSyncToNVVMPatterns(const TypeConverter &converter,
                                 RewritePatternSet &patterns);
+/// The llvm.func attribute listing the parameters (LLVM positions) that
+/// attn-nvvm-grid-constants makes by-value __grid_constant__ tensor maps.
+inline constexpr llvm::StringLiteral kGridConstantParamsAttrName =
+    "attn.grid_constant_params";
+
+/// alloc_mbarriers, tma_load, mbarrier_wait.
+void populateTmaToNVVMPatterns(const TypeConverter &converter,
+                               RewritePatternSet &patterns);
 /// local_load (ldmatrix) and mma (mma.sync).
 void populateMmaToNVVMPatterns(const TypeConverter &converter,
                                RewritePatternSet &patterns);

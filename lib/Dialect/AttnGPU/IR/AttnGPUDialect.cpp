@@ -268,6 +268,37 @@ int64_t SharedType::getAlignment() const {
   return getLayout() == SharedLayout::wgmma_128b ? 1024 : 128;
 }
 
+LogicalResult
+MbarriersType::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t count) {
+  if (count < 1 || count > 64)
+    return emitError() << "mbarrier count must be from 1 to 64, got " << count;
+  return success();
+}
+
+LogicalResult
+TensorMapType::verify(function_ref<InFlightDiagnostic()> emitError,
+                      Type elementType, ArrayRef<int64_t> box) {
+  if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32())
+    return emitError() << "tensor map element type must be f16, bf16 or f32, "
+                          "got "
+                       << elementType;
+  if (box.size() < 2 || box.size() > 5)
+    return emitError() << "a tensor map's box has one size per tensor "
+                          "dimension, 2 to 5 of them (TMA), got "
+                       << boxString(box);
+  for (int64_t size : box)
+    if (size < 1 || size > 256)
+      return emitError() << "TMA box sizes must be from 1 to 256, got "
+                         << boxString(box);
+  int64_t innerBytes = box.back() * elementType.getIntOrFloatBitWidth() / 8;
+  if (innerBytes % 16 != 0 || innerBytes > 128)
+    return emitError() << "the box's innermost size must be a multiple of 16 "
+                          "bytes and at most the 128-byte swizzle span, got "
+                       << innerBytes << " bytes";
+  return success();
+}
+
 LogicalResult SharedType::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> shape, Type elementType,
                                  SharedLayout layout, int64_t stages) {

@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::attngpu;
@@ -141,6 +142,119 @@ LogicalResult AsyncWaitOp::verify() {
   if (getTokens().empty())
     return emitOpError() << "expects at least one token";
   return success();
+}
+
+LogicalResult AllocMbarriersOp::verify() {
+  auto func = (*this)->getParentOfType<FunctionOpInterface>();
+  if (!func || (*this)->getBlock() != &func.getFunctionBody().front())
+    return emitOpError() << "must be in the kernel's entry block (its "
+                            "mbarriers are initialised when the kernel "
+                            "starts)";
+  std::optional<int64_t> offset = getOffset();
+  if (offset && (*offset < 0 || *offset % 8 != 0))
+    return emitOpError() << "offset " << *offset
+                         << " must be a non-negative multiple of 8";
+  return success();
+}
+
+/// A constant mbarrier index must name one of `barriers`.
+static LogicalResult verifyMbarrierIndex(Operation *op, Value index,
+                                         MbarriersType barriers) {
+  APInt value;
+  if (matchPattern(index, m_ConstantInt(&value)) &&
+      (value.getSExtValue() < 0 ||
+       value.getSExtValue() >= barriers.getCount()))
+    return op->emitOpError()
+           << "mbarrier index " << value.getSExtValue() << " is out of range "
+           << "for " << barriers.getCount() << " mbarriers";
+  return success();
+}
+
+/// A tensor map is a kernel argument that names, with
+/// `attngpu.tensor_map_of`, the tensor argument it describes (the host
+/// encodes it from that tensor).
+static LogicalResult verifyTensorMapArgument(Operation *op, Value map) {
+  auto arg = dyn_cast<BlockArgument>(map);
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  if (!arg || !func || arg.getOwner() != &func.getFunctionBody().front())
+    return op->emitOpError() << "takes its tensor map from a kernel argument";
+  auto of = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                               kTensorMapOfAttrName);
+  if (!of)
+    return op->emitOpError()
+           << "tensor map argument " << arg.getArgNumber() << " has no "
+           << kTensorMapOfAttrName << " naming the tensor it describes";
+  int64_t index = of.getInt();
+  auto type = cast<TensorMapType>(map.getType());
+  auto tensor = index >= 0 && index < int64_t(func.getNumArguments())
+                    ? dyn_cast<MemRefType>(func.getArgumentTypes()[index])
+                    : MemRefType();
+  if (!tensor || tensor.getRank() != int64_t(type.getBox().size()) ||
+      tensor.getElementType() != type.getElementType())
+    return op->emitOpError()
+           << "tensor map argument " << arg.getArgNumber() << " describes "
+           << "argument " << index << ", which is not a rank-"
+           << type.getBox().size() << " memref of " << type.getElementType();
+  return success();
+}
+
+LogicalResult TmaLoadOp::verify() {
+  TensorMapType map = getMap().getType();
+  SharedType buffer = getBuffer().getType();
+  ArrayRef<int64_t> box = map.getBox();
+  if (getCoordinates().size() != box.size())
+    return emitOpError() << "expects " << box.size()
+                         << " coordinates (one per tensor dimension of the "
+                            "map), got "
+                         << getCoordinates().size();
+  if (buffer.getLayout() != SharedLayout::wgmma_128b)
+    return emitOpError() << "loads into 128-byte-swizzled buffers "
+                            "(wgmma_128b) only, got "
+                         << stringifySharedLayout(buffer.getLayout());
+  if (buffer.getElementType() != map.getElementType())
+    return emitOpError() << "buffer element type "
+                         << buffer.getElementType()
+                         << " does not match the map's "
+                         << map.getElementType();
+  // The box is 1 except on the dimensions of the rows and the columns (the
+  // innermost: one 128-byte slab of the buffer).
+  int64_t rows = buffer.getShape()[0], cols = buffer.getShape()[1];
+  int64_t slabCols = 1024 / buffer.getElementType().getIntOrFloatBitWidth();
+  if (box.back() != slabCols)
+    return emitOpError() << "the map's box must be " << slabCols
+                         << " columns wide (one 128-byte slab of the "
+                            "buffer), got "
+                         << box.back();
+  if (cols % slabCols != 0)
+    return emitOpError() << "buffer of " << cols << " columns is not whole "
+                         << slabCols << "-column slabs";
+  int64_t rowDims = 0;
+  for (int64_t size : box.drop_back())
+    if (size != 1) {
+      ++rowDims;
+      if (size != rows)
+        return emitOpError() << "the map's box has " << size
+                             << " rows, the buffer " << rows;
+    }
+  if (rowDims != 1 && rows != 1)
+    return emitOpError() << "the map's box " << boxString(box)
+                         << " must be 1 on every dimension but the rows' and "
+                            "the columns'";
+  if (failed(verifyStage(*this, getStage(), buffer, "stage")))
+    return failure();
+  if (failed(verifyTensorMapArgument(*this, getMap())))
+    return failure();
+  return verifyMbarrierIndex(*this, getIndex(), getBarriers().getType());
+}
+
+LogicalResult MbarrierWaitOp::verify() {
+  for (Value token : getTokens())
+    if (!token.getDefiningOp<TmaLoadOp>() && !isa<BlockArgument>(token) &&
+        !isa<scf::ForOp, scf::IfOp>(token.getDefiningOp()))
+      return emitOpError() << "waits for TMA loads: a token from "
+                           << token.getDefiningOp()->getName()
+                           << " is waited with attngpu.async_wait";
+  return verifyMbarrierIndex(*this, getIndex(), getBarriers().getType());
 }
 
 LogicalResult LocalLoadOp::verify() {

@@ -12,6 +12,14 @@
 namespace mlir::attngpu {
 
 /// "64x128": a shape as the diagnostics print it ("a scalar" for rank 0).
+/// A TMA box as the diagnostics print it: [1, 128, 1, 64].
+inline std::string boxString(llvm::ArrayRef<int64_t> box) {
+  std::string text = "[";
+  for (auto [i, size] : llvm::enumerate(box))
+    text += (i ? ", " : "") + std::to_string(size);
+  return text + "]";
+}
+
 inline std::string shapeString(llvm::ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "(rank 0)";

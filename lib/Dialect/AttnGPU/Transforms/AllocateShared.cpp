@@ -2,7 +2,7 @@
 //
 // Implements attngpu-allocate-shared: every attngpu.alloc_shared gets a byte
 // offset so that buffers live at the same time never overlap, and buffers
-// that never are may share bytes.
+// that never are may share bytes; mbarriers go after them all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,7 +56,7 @@ struct Lifetime {
 /// wait; and values a loop or branch forwards.
 static void followPending(OpOperand &use, SmallVectorImpl<Value> &worklist) {
   Operation *user = use.getOwner();
-  if (isa<AsyncCopyOp>(user))
+  if (isa<AsyncCopyOp, TmaLoadOp>(user))
     worklist.push_back(user->getResult(0));
   else if (isa<WgmmaOp>(user))
     worklist.push_back(user->getResult(0));
@@ -147,7 +147,9 @@ struct AllocateShared
         lifetime.offset = *offset;
       buffers.push_back(lifetime);
     });
-    if (buffers.empty())
+    SmallVector<AllocMbarriersOp> mbarriers;
+    func.walk([&](AllocMbarriersOp bars) { mbarriers.push_back(bars); });
+    if (buffers.empty() && mbarriers.empty())
       return success();
 
     // Offsets set by hand must not overlap while live.
@@ -188,6 +190,21 @@ struct AllocateShared
     for (Lifetime &buffer : buffers) {
       buffer.alloc.setOffset(buffer.offset);
       total = std::max(total, buffer.offset + buffer.size);
+    }
+    // mbarriers live as long as the kernel: after every buffer.
+    int64_t buffersEnd = total;
+    for (AllocMbarriersOp bars : mbarriers) {
+      int64_t size = 8 * bars.getBarriers().getType().getCount();
+      std::optional<int64_t> offset = bars.getOffset();
+      if (offset && *offset < buffersEnd)
+        return bars.emitOpError()
+               << "offset " << *offset << " overlaps the shared buffers (the "
+               << "first " << buffersEnd << " bytes)";
+      if (!offset) {
+        offset = alignTo(total, 8);
+        bars.setOffset(*offset);
+      }
+      total = std::max(total, *offset + size);
     }
     if (total > maxSharedBytes) {
       InFlightDiagnostic diag = func.emitError()

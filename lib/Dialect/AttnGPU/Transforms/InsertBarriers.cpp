@@ -123,6 +123,8 @@ static bool mayAlias(const Access &a, const Access &b) {
 static Value stageOf(Operation *op, Value buffer) {
   if (auto copy = dyn_cast<AsyncCopyOp>(op))
     return copy.getStage();
+  if (auto load = dyn_cast<TmaLoadOp>(op))
+    return load.getStage();
   if (auto load = dyn_cast<LocalLoadOp>(op))
     return load.getStage();
   if (auto store = dyn_cast<LocalStoreOp>(op))
@@ -325,6 +327,13 @@ private:
       retire(state.unwaitedCopies, wait.getTokens(), op);
       return success();
     }
+    if (auto wait = dyn_cast<MbarrierWaitOp>(op)) {
+      // Each thread waits on the mbarrier, which makes the loads' bytes
+      // visible to it: landed and published, no barrier needed.
+      retireExactly(state.unwaitedCopies, wait.getTokens(), op);
+      retireExactly(state.writes, wait.getTokens(), op);
+      return success();
+    }
     if (auto wait = dyn_cast<WgmmaWaitOp>(op)) {
       retire(state.inflightReads, wait.getInflight(), op);
       return success();
@@ -383,16 +392,27 @@ private:
     if (reads.empty() && writes.empty())
       return success();
     bool asyncRead = isa<WgmmaOp>(op);
+    bool asyncWrite = isa<TmaLoadOp>(op);
+    // The copy in flight that an access conflicts with, and its wait.
+    auto inFlight = [&](const Access &access) -> std::pair<StringRef, StringRef> {
+      for (const Access &copy : state.unwaitedCopies)
+        if (mayAlias(copy, access))
+          return isa<TmaLoadOp>(copy.op)
+                     ? std::pair{"attngpu.tma_load", "attngpu.mbarrier_wait"}
+                     : std::pair{"attngpu.async_copy", "attngpu.async_wait"};
+      return {};
+    };
     for (const Access &read : reads)
-      if (anyAlias(state.unwaitedCopies, read))
+      if (auto [copy, wait] = inFlight(read); !copy.empty())
         return op->emitOpError()
-               << "reads a shared buffer that an attngpu.async_copy writes "
-                  "and whose token is not waited (attngpu.async_wait)";
+               << "reads a shared buffer that an " << copy
+               << " writes and whose token is not waited (" << wait << ")";
     for (const Access &write : writes)
-      if (anyAlias(state.unwaitedCopies, write))
+      if (auto [copy, wait] = inFlight(write); !copy.empty())
         return op->emitOpError()
-               << "writes shared memory that an attngpu.async_copy still in "
-                  "flight writes; wait for it first (attngpu.async_wait)";
+               << "writes shared memory that an " << copy
+               << " still in flight writes; wait for it first (" << wait
+               << ")";
     for (const Access &write : writes)
       if (anyAlias(state.inflightReads, write))
         return op->emitOpError()
@@ -405,8 +425,11 @@ private:
       if (asyncRead && anyAlias(state.unfencedWrites, read))
         fence = true;
     }
-    for (const Access &write : writes)
+    for (const Access &write : writes) {
       conflict |= anyAlias(state.writes, write) || anyAlias(state.reads, write);
+      if (asyncWrite && anyAlias(state.unfencedWrites, write))
+        fence = true;
+    }
     if (conflict || fence)
       placeBarrier(op, state, fence, insert);
     for (const Access &read : reads) {
@@ -416,8 +439,10 @@ private:
     }
     for (const Access &write : writes) {
       addUnique(state.writes, write);
-      addUnique(state.unfencedWrites, write);
-      if (isa<AsyncCopyOp>(op))
+      // TMA writes through the async proxy itself: nothing to fence.
+      if (!asyncWrite)
+        addUnique(state.unfencedWrites, write);
+      if (isa<AsyncCopyOp, TmaLoadOp>(op))
         addUnique(state.unwaitedCopies, write);
     }
     return success();
@@ -461,6 +486,20 @@ private:
       return llvm::any_of(retired, [&](const Access &r) {
         return access == r || issuedBefore(access, r);
       });
+    });
+  }
+
+  /// Drops the accesses of the ops that produced `values` (TMA loads: each
+  /// completes on its own mbarrier, in no order with the others).
+  static void retireExactly(AccessList &list, ValueRange values,
+                            Operation *wait) {
+    SmallPtrSet<Operation *, 8> done, previous;
+    DenseSet<std::pair<Value, unsigned>> seen;
+    for (Value value : values)
+      producers(value, wait, /*backEdge=*/false, done, previous, seen);
+    llvm::erase_if(list, [&](const Access &access) {
+      return done.contains(access.op) ||
+             (previous.contains(access.op) && access.earlier);
     });
   }
 

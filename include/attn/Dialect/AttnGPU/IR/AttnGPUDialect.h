@@ -41,6 +41,17 @@ inline constexpr llvm::StringLiteral kSharedBytesAttrName =
 inline constexpr llvm::StringLiteral kDynamicSharedBytesAttrName =
     "attn.dynamic_shared_bytes";
 
+/// Name of the argument attribute of a kernel's !attngpu.tensor_map
+/// argument: the index of the tensor argument the host encodes it from.
+inline constexpr llvm::StringLiteral kTensorMapOfAttrName =
+    "attngpu.tensor_map_of";
+
+/// Name of the module attribute, a dictionary from kernel name to the list
+/// of its tensor-map parameters (the kernel ABI: the JIT reads it): for
+/// each, in parameter order after the others, [tensor argument, box...]
+/// with the box in the tensor's dimension order.
+inline constexpr llvm::StringLiteral kTensorMapsAttrName = "attn.tensor_maps";
+
 } // namespace mlir::attngpu
 
 #endif // ATTN_DIALECT_ATTNGPU_IR_ATTNGPUDIALECT_H

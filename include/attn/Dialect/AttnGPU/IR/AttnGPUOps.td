@@ -144,6 +144,85 @@ def AttnGPU_AsyncWaitOp : AttnGPU_Op<"async_wait"> {
   let hasVerifier = 1;
 }
 
+def AttnGPU_AllocMbarriersOp : AttnGPU_Op<"alloc_mbarriers"> {
+  let summary = "mbarriers for TMA loads, initialised at the kernel's start";
+  let description = [{
+    `count` mbarriers in shared memory, each initialised by one thread with
+    an arrival count of 1 and published to the CTA before any other op
+    runs. In the kernel's entry block. `offset` is their byte offset in the
+    CTA's shared memory (a multiple of 8), set by `attngpu-allocate-shared`
+    after every buffer: they live as long as the kernel.
+
+    ```mlir
+    %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs AttnGPU_MbarriersType:$barriers);
+  let assemblyFormat = [{
+    (`offset` `=` $offset^)? attr-dict `:` qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_TmaLoadOp : AttnGPU_Op<"tma_load"> {
+  let summary = "load a tile with the tensor memory accelerator";
+  let description = [{
+    One thread starts TMA loads of the tile at `coordinates` (one per
+    tensor dimension, in the memref's order, counted in elements) of the
+    tensor `map` describes into stage `stage` of `buffer`, and arrives on
+    mbarrier `index` of `barriers` expecting the tile's bytes: one box per
+    64-column (128-byte) slab of the `wgmma_128b` buffer. The box is 1 on
+    every tensor dimension except the two the buffer's rows and columns
+    walk; out-of-bounds elements arrive as zeros. The data may be read only
+    after `attngpu.mbarrier_wait` on that mbarrier, by each reading thread.
+
+    ```mlir
+    %t = attngpu.tma_load %kmap[%b, %n0, %h, %c0] into %kbuf[%c0]
+        arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>,
+        !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+    ```
+  }];
+  let arguments = (ins AttnGPU_TensorMapType:$map,
+                       Variadic<Index>:$coordinates,
+                       Arg<AttnGPU_Shared, "",
+                           [MemWrite<AttnGPU_SharedMemory>]>:$buffer,
+                       Index:$stage,
+                       AttnGPU_MbarriersType:$barriers,
+                       Index:$index);
+  let results = (outs AttnGPU_TokenType:$token);
+  let assemblyFormat = [{
+    $map `[` $coordinates `]` `into` $buffer `[` $stage `]`
+    `arrive` $barriers `[` $index `]` attr-dict `:`
+    qualified(type($map)) `,` qualified(type($buffer)) `,`
+    qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_MbarrierWaitOp : AttnGPU_Op<"mbarrier_wait"> {
+  let summary = "wait until an mbarrier completes the phase of a parity";
+  let description = [{
+    Blocks the thread until mbarrier `index` of `barriers` has completed
+    its phase of parity `parity` (0 or 1: the k-th load that arrives on it
+    completes phase k, counted from 0). The TMA loads of `tokens` are the
+    ones that phase waits for (for attngpu-insert-barriers and the
+    verifier); their data is then visible to this thread, no barrier
+    needed.
+
+    ```mlir
+    attngpu.mbarrier_wait %bars[%c0] parity %p for %t : !attngpu.mbarriers<2>
+    ```
+  }];
+  let arguments = (ins AttnGPU_MbarriersType:$barriers, Index:$index,
+                       I1:$parity, Variadic<AttnGPU_TokenType>:$tokens);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `parity` $parity (`for` $tokens^)? attr-dict
+    `:` qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+}
+
 def AttnGPU_LocalLoadOp : AttnGPU_Op<"local_load"> {
   let summary = "read a tile from shared memory into registers";
   let description = [{

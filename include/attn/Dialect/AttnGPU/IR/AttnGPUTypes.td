@@ -63,8 +63,47 @@ def AttnGPU_TokenType : AttnGPU_Type<"Token", "token"> {
   let summary = "completion of an asynchronous copy";
   let description = [{
     Returned by `attngpu.async_copy`; `attngpu.async_wait` on it blocks the
-    issuing thread until the copy has landed.
+    issuing thread until the copy has landed. Returned by `attngpu.tma_load`
+    too, for `attngpu.mbarrier_wait` to name what it waits for.
   }];
+}
+
+def AttnGPU_MbarriersType : AttnGPU_Type<"Mbarriers", "mbarriers"> {
+  let summary = "mbarriers in shared memory, one per stage of a ring";
+  let description = [{
+    `count` mbarrier objects (8 bytes each) in the CTA's shared memory,
+    initialised (arrival count 1, phase 0) when the kernel starts. A TMA
+    load arrives on one with the bytes it will write; waiting on it with
+    the phase's parity makes those bytes visible to the waiting thread.
+
+    ```mlir
+    !attngpu.mbarriers<2>
+    ```
+  }];
+  let parameters = (ins "int64_t":$count);
+  let assemblyFormat = "`<` $count `>`";
+  let genVerifyDecl = 1;
+}
+
+def AttnGPU_TensorMapType : AttnGPU_Type<"TensorMap", "tensor_map"> {
+  let summary = "a TMA descriptor of a kernel argument's tensor";
+  let description = [{
+    The tensor map (CUtensorMap) the host encodes for a strided tensor
+    argument of the kernel, for TMA loads of `box`-shaped pieces (one entry
+    per tensor dimension, in the memref's order) of `elementType`, written
+    into shared memory with the 128-byte swizzle. Elements out of the
+    tensor's bounds arrive as zeros. A kernel argument of this type names
+    the tensor argument it describes with `attngpu.tensor_map_of`; it is
+    passed by value (a `__grid_constant__` parameter).
+
+    ```mlir
+    !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>
+    ```
+  }];
+  let parameters = (ins "::mlir::Type":$elementType,
+                        ArrayRefParameter<"int64_t">:$box);
+  let assemblyFormat = "`<` $elementType `,` `box` `=` `[` $box `]` `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // ATTN_DIALECT_ATTNGPU_IR_ATTNGPUTYPES_TD

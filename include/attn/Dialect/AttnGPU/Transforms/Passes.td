@@ -40,6 +40,32 @@ def AttnGPUPipeline : Pass<"attngpu-pipeline"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def AttnGPUTmaCopies : Pass<"attngpu-tma-copies"> {
+  let summary = "Turn tile copies into TMA loads waited on mbarriers";
+  let description = [{
+    In each function whose schedule has `tma_copies = 1` (or every function,
+    with `force`), an `attngpu.async_copy` becomes an `attngpu.tma_load`
+    where TMA can do what it does: a one-stage `wgmma_128b` buffer of
+    16-bit elements whose columns are whole 128-byte slabs, all of them
+    copied (no `columns`), zero padding (TMA's out-of-bounds fill) or none,
+    no predicate, a source that is a kernel argument whose innermost
+    dimension (the columns') has stride 1; run once or once per iteration
+    of one loop, its token waited only by `attngpu.async_wait`s in its
+    block. Each such copy gets its own mbarrier (one
+    `attngpu.alloc_mbarriers` at the kernel's start) and each tensor a
+    kernel argument `!attngpu.tensor_map` (`attngpu.tensor_map_of` names
+    the tensor). The k-th run of a copy completes its mbarrier's phase k,
+    so the wait's parity is the loop's iteration count mod 2. Other copies
+    stay cp.async; the host must encode the tensor maps (and checks TMA's
+    alignment rules) at launch.
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Use TMA in every function, whatever its schedule says">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def AttnGPUAllocateShared : Pass<"attngpu-allocate-shared"> {
   let summary = "Give shared buffers byte offsets from their lifetimes";
   let description = [{

@@ -1,0 +1,126 @@
+// attngpu-tma-copies on hand-written kernels: copies TMA can do become
+// tma_loads from tensor-map arguments, each on an mbarrier of its own,
+// waited with the parity of its run; the others stay cp.async.
+// RUN: attn-opt %s --split-input-file --attngpu-tma-copies | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attngpu-tma-copies=force | FileCheck %s --check-prefix=FORCE
+// RUN: attn-opt %s --split-input-file --attngpu-tma-copies --attngpu-allocate-shared --attngpu-insert-barriers | FileCheck %s --check-prefix=SYNC
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!s = !attngpu.shared<128x128xf16, wgmma_128b>
+
+// Q once before the loop (parity 0), K once per iteration (parity = the
+// iteration count mod 2). Both read K's tensor through one map (same box).
+// CHECK-LABEL: func.func @once_and_per_iteration
+// CHECK-SAME: %[[K:[^:]+]]: memref<?x?x?x128xf16
+// CHECK-SAME: %[[MAP:[^:]+]]: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}
+// CHECK: %[[BARS:.+]] = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+// CHECK: %[[T0:.+]] = attngpu.tma_load %[[MAP]][%{{.+}}] into %{{.+}}[%{{.+}}] arrive %[[BARS]][%[[I0:.+]]] :
+// CHECK: %[[FALSE:.+]] = arith.constant false
+// CHECK: attngpu.mbarrier_wait %[[BARS]][%[[I0]]] parity %[[FALSE]] for %[[T0]]
+// CHECK-NOT: attngpu.async_wait
+// CHECK: scf.for %[[IV:.+]] = %[[LB:[^ ]+]] to
+// CHECK:   %[[T1:.+]] = attngpu.tma_load %[[MAP]][{{.+}}] into {{.+}} arrive %[[BARS]][%[[I1:.+]]] :
+// CHECK:   %[[N:.+]] = arith.subi %[[IV]], %[[LB]]
+// CHECK:   %[[COUNT:.+]] = arith.divui %[[N]]
+// CHECK:   %[[ODD:.+]] = arith.andi %[[COUNT]]
+// CHECK:   %[[P:.+]] = arith.cmpi ne, %[[ODD]]
+// CHECK:   attngpu.mbarrier_wait %[[BARS]][%[[I1]]] parity %[[P]] for %[[T1]]
+// CHECK-NOT: attngpu.async_copy
+// SYNC-LABEL: func.func @once_and_per_iteration
+// The waits publish the loads: no barrier between a wait and the read; one
+// before the next iteration's load overwrites what was read.
+// SYNC: attngpu.mbarrier_wait
+// SYNC-NEXT: attngpu.local_load
+// SYNC: scf.for
+// SYNC-NEXT: arith.constant 1 : index
+// SYNC-NEXT: attngpu.barrier
+// SYNC-NEXT: attngpu.tma_load
+// SYNC-NOT: attngpu.barrier
+// SYNC: attngpu.mbarrier_wait
+// SYNC-NEXT: attngpu.local_load
+func.func @once_and_per_iteration(%k: !k, %b: index, %n: index)
+    attributes {attngpu.schedule = #attngpu.schedule<tma_copies = 1>} {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %q = attngpu.alloc_shared : !s
+  %tq = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %q[%c0] : !k, !s
+  attngpu.async_wait %tq
+  %qa = attngpu.local_load %q[%c0] : !s -> !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+  %kbuf = attngpu.alloc_shared : !s
+  scf.for %i = %c0 to %n step %c128 {
+    %t = attngpu.async_copy %k[%b, %i, %c0, %c0] dims = [1, 3] boundary_check = [0] padding = zero into %kbuf[%c0] : !k, !s
+    attngpu.async_wait %t
+    %ka = attngpu.local_load %kbuf[%c0] : !s -> !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+  }
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!s = !attngpu.shared<128x128xf16, wgmma_128b>
+
+// Without tma_copies = 1 in its schedule a kernel keeps cp.async, unless
+// the pass is forced.
+// CHECK-LABEL: func.func @not_scheduled
+// CHECK: attngpu.async_copy
+// CHECK-NOT: attngpu.tma_load
+// FORCE-LABEL: func.func @not_scheduled
+// FORCE: attngpu.tma_load
+// FORCE-NOT: attngpu.async_copy
+func.func @not_scheduled(%k: !k, %b: index) {
+  %c0 = arith.constant 0 : index
+  %q = attngpu.alloc_shared : !s
+  %tq = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %q[%c0] : !k, !s
+  attngpu.async_wait %tq
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!kt = memref<?x?x128x?xf16, strided<[?, ?, ?, ?], offset: ?>>
+!s = !attngpu.shared<128x128xf16, wgmma_128b>
+!x = !attngpu.shared<128x128xf16, xor_rows>
+!r = !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
+
+// What TMA cannot do stays cp.async: another layout, a ring, NaN padding,
+// a predicate, an innermost stride not known to be 1, a
+// copy in a nested loop, in a branch, or waited in another block.
+// FORCE-LABEL: func.func @left_alone
+// FORCE-NOT: attngpu.tma_load
+// FORCE-NOT: attngpu.alloc_mbarriers
+// FORCE: return
+func.func @left_alone(%k: !k, %kt: !kt, %b: index, %n: index, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %x = attngpu.alloc_shared : !x
+  %t0 = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %x[%c0] : !k, !x
+  attngpu.async_wait %t0
+  %r = attngpu.alloc_shared : !r
+  %t1 = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %r[%c0] : !k, !r
+  attngpu.async_wait %t1
+  %s = attngpu.alloc_shared : !s
+  %t2 = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] boundary_check = [0] padding = nan into %s[%c0] : !k, !s
+  attngpu.async_wait %t2
+  %t3 = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %s[%c0] if %p : !k, !s
+  attngpu.async_wait %t3
+  %t4 = attngpu.async_copy %kt[%b, %c0, %c0, %c0] dims = [2, 3] into %s[%c0] : !kt, !s
+  attngpu.async_wait %t4
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %n step %c1 {
+      %t = attngpu.async_copy %k[%b, %j, %c0, %c0] dims = [1, 3] into %s[%c0] : !k, !s
+      attngpu.async_wait %t
+    }
+  }
+  scf.if %p {
+    %t = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %s[%c0] : !k, !s
+    attngpu.async_wait %t
+  }
+  %t6 = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %s[%c0] : !k, !s
+  scf.if %p {
+    attngpu.async_wait %t6
+  }
+  attngpu.async_wait %t6
+  return
+}
