@@ -23,7 +23,7 @@ using namespace attn::detail;
 // Format 3: the header ends with the SHA-256 of everything else in the file
 // (the header lines above it and the payload), so that a changed byte of
 // code or of a launch parameter is a miss, not a kernel that runs wrong.
-static constexpr const char *kMagic = "attn-mlir-cache 3\n";
+static constexpr const char *kMagic = "attn-mlir-cache 4\n";
 /// Header lines past the key are short; payloads (object code, PTX) are far
 /// below this. A larger size in a header is a damaged entry.
 static constexpr uint64_t kMaxHeaderTail = 1024;
@@ -52,7 +52,9 @@ static std::string headerBody(const std::string &key, const CachedCode &code) {
   return std::string(kMagic) + "key " + key + "\nkernel " + code.kernelName +
          "\nblock_m " + std::to_string(code.blockM) + "\nwarps " +
          std::to_string(code.numWarps) + "\nshared " +
-         std::to_string(code.sharedBytes) + "\nbytes " +
+         std::to_string(code.sharedBytes) + "\ntensor_maps " +
+         (code.tensorMaps.empty() ? std::string("-") : code.tensorMaps) +
+         "\nbytes " +
          std::to_string(code.payload.size()) + "\n";
 }
 
@@ -137,11 +139,19 @@ bool attn::detail::readCacheEntry(const std::string &directory,
     std::tie(number, text) = text.split('\n');
     return !number.getAsInteger(10, value) && value >= 0;
   };
+  // "tensor_maps <text or ->\n".
+  auto tensorMaps = [&](std::string &value) {
+    llvm::StringRef line;
+    std::tie(line, text) = text.split('\n');
+    value = line == "-" ? "" : line.str();
+    return !line.empty();
+  };
   int64_t bytes = 0;
   llvm::StringRef sum;
   if (!field("block_m", entry.blockM) || entry.blockM <= 0 ||
       !field("warps", entry.numWarps) || entry.numWarps <= 0 ||
-      !field("shared", entry.sharedBytes) || !field("bytes", bytes) ||
+      !field("shared", entry.sharedBytes) || !text.consume_front("tensor_maps ") ||
+      !tensorMaps(entry.tensorMaps) || !field("bytes", bytes) ||
       uint64_t(bytes) > kMaxPayload || !text.consume_front("sha256 ") ||
       entry.kernelName.empty())
     return false;

@@ -27,6 +27,8 @@ struct CachedCode {
   int64_t numWarps = 0;
   /// Dynamic shared memory per CTA at launch, bytes.
   int64_t sharedBytes = 0;
+  /// Tensor-map parameters after the others (tensorMapParamsText).
+  std::string tensorMaps;
   /// PTX text or object code.
   std::string payload;
 };

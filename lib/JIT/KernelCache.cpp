@@ -141,9 +141,8 @@ bool compile(const AttentionSpec &spec, const Target &target,
       return fail("lowering to PTX for " + target.chip + " failed");
     code.payload = std::move(*ptx);
     code.sharedBytes = mlir::attn::dynamicSharedBytes(*module, code.kernelName);
-    if (mlir::attn::takesTensorMaps(*module, code.kernelName))
-      return fail("the kernel loads with TMA (tma-copies=1), whose tensor "
-                  "maps no launch passes yet");
+    code.tensorMaps =
+        mlir::attn::tensorMapParamsText(*module, code.kernelName);
   } else if (mlir::failed(
                  mlir::attn::compileToHostObject(*module, code.payload))) {
     return fail("lowering to host object code failed");
@@ -272,6 +271,7 @@ bool mlir::attn::getCachedKernelCode(
     result.blockM = code.blockM;
     result.numWarps = code.numWarps;
     result.sharedBytes = code.sharedBytes;
+    result.tensorMaps = code.tensorMaps;
     result.payload = code.payload;
   };
   {
@@ -301,6 +301,7 @@ bool mlir::attn::getCachedKernelCode(
     code.blockM = compiled.blockM;
     code.numWarps = compiled.numWarps;
     code.sharedBytes = compiled.sharedBytes;
+    code.tensorMaps = std::move(compiled.tensorMaps);
     code.payload = std::move(compiled.payload);
     storeCacheEntry(directory, disk, code);
   }

@@ -64,8 +64,18 @@ int64_t mlir::attn::dynamicSharedBytes(ModuleOp module, llvm::StringRef name) {
   return bytes ? bytes.getInt() : 0;
 }
 
-bool mlir::attn::takesTensorMaps(ModuleOp module, llvm::StringRef name) {
+std::string mlir::attn::tensorMapParamsText(ModuleOp module,
+                                            llvm::StringRef name) {
   auto recorded = module->getAttrOfType<DictionaryAttr>(
       attngpu::kTensorMapsAttrName);
-  return recorded && recorded.get(name);
+  auto maps = recorded ? recorded.getAs<ArrayAttr>(name) : ArrayAttr();
+  std::string text;
+  for (Attribute map : maps ? maps.getValue() : ArrayRef<Attribute>()) {
+    if (!text.empty())
+      text += ";";
+    for (auto [i, value] :
+         llvm::enumerate(cast<DenseI64ArrayAttr>(map).asArrayRef()))
+      text += (i ? "," : "") + std::to_string(value);
+  }
+  return text;
 }

@@ -46,7 +46,10 @@ public:
       : Kernel(spec, target, code.blockM),
         threads(unsigned(code.numWarps * 32)),
         sharedBytes(unsigned(code.sharedBytes)),
-        name(std::move(code.kernelName)), ptxText(std::move(code.payload)) {}
+        name(std::move(code.kernelName)), ptxText(std::move(code.payload)) {
+    // Written by this library's own lowering: well formed.
+    mlir::attn::parseTensorMapParams(code.tensorMaps, tensorMaps);
+  }
   const std::string &ptx() const override { return ptxText; }
   int64_t dynamicSharedBytes() const override { return sharedBytes; }
 
@@ -84,11 +87,42 @@ private:
       params.addMemRef(mlir::attn::DevicePtr(uintptr_t(args.lse.data)),
                        args.lse.sizes, args.lse.strides, 3);
     params.addF32(scale);
+    // TMA kernels: each tensor map after the others, by value (argument
+    // indices as the ABI orders them: Q, K, V, O, then the LSE).
+    const TensorRef *byArgument[] = {&args.q, &args.k, &args.v, &args.o,
+                                     &args.lse};
+    for (const mlir::attn::TensorMapParam &map : tensorMaps) {
+      if (map.argument < 0 || map.argument > 4) {
+        error = "a tensor map of kernel argument " +
+                std::to_string(map.argument) + ", which is not a tensor";
+        return false;
+      }
+      const TensorRef &tensor = *byArgument[map.argument];
+      mlir::attn::TensorMapRequest request;
+      request.element =
+          spec().dtype == DType::BF16 ? mlir::attn::TensorMapRequest::Element::BF16
+          : spec().dtype == DType::F32
+              ? mlir::attn::TensorMapRequest::Element::F32
+              : mlir::attn::TensorMapRequest::Element::F16;
+      request.base = mlir::attn::DevicePtr(uintptr_t(tensor.data));
+      int rank = int(map.box.size());
+      request.sizes.assign(tensor.sizes, tensor.sizes + rank);
+      request.strides.assign(tensor.strides, tensor.strides + rank);
+      request.box = map.box;
+      mlir::attn::TensorMapBytes bytes;
+      if (!driver->tensorMap(request, bytes, error)) {
+        error += " (this kernel loads with TMA: tma-copies=1)";
+        return false;
+      }
+      params.addTensorMap(bytes);
+    }
     return driver->launch(function, unsigned(gridX), unsigned(gridY), threads,
                           sharedBytes, params.get(), error, args.stream);
   }
 
   unsigned threads;
+  /// Tensor maps the kernel takes after its other parameters (TMA).
+  std::vector<mlir::attn::TensorMapParam> tensorMaps;
   /// Dynamic shared memory per CTA (0: the tiles are static).
   unsigned sharedBytes;
   std::string name, ptxText;

@@ -84,6 +84,8 @@ bool CudaDriver::init(std::string &error) {
   }
   // Optional (CUDA 10+): without it, streams are taken as not capturing.
   cuStreamIsCapturing = dlsym(library, "cuStreamIsCapturing");
+  // Optional (CUDA 12+): needed by TMA kernels only.
+  cuTensorMapEncodeTiled = dlsym(library, "cuTensorMapEncodeTiled");
   if (!check(as<CUresult (*)(unsigned)>(cuInit)(0), "cuInit", error))
     return false;
   CUdevice device;
@@ -259,4 +261,119 @@ bool CudaDriver::time(const std::function<bool(std::string &)> &run,
   destroy(start);
   destroy(stop);
   return ok;
+}
+
+bool mlir::attn::parseTensorMapParams(const std::string &text,
+                                      std::vector<TensorMapParam> &params) {
+  params.clear();
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(';', at);
+    if (end == std::string::npos)
+      end = text.size();
+    TensorMapParam param;
+    std::string item = text.substr(at, end - at);
+    size_t from = 0;
+    bool first = true;
+    while (from <= item.size()) {
+      size_t comma = item.find(',', from);
+      if (comma == std::string::npos)
+        comma = item.size();
+      std::string number = item.substr(from, comma - from);
+      if (number.empty() ||
+          number.find_first_not_of("0123456789") != std::string::npos)
+        return false;
+      int64_t value = std::stoll(number);
+      if (first)
+        param.argument = value;
+      else
+        param.box.push_back(value);
+      first = false;
+      from = comma + 1;
+    }
+    if (param.box.size() < 2)
+      return false;
+    params.push_back(std::move(param));
+    at = end + 1;
+  }
+  return true;
+}
+
+bool CudaDriver::tensorMap(const TensorMapRequest &request, TensorMapBytes &map,
+                           std::string &error) {
+  size_t rank = request.sizes.size();
+  int64_t elementBytes = request.element == TensorMapRequest::Element::F32 ? 4 : 2;
+  if (rank < 2 || rank > 5 || request.strides.size() != rank ||
+      request.box.size() != rank) {
+    error = "a tensor map needs 2 to 5 dimensions and a box of as many";
+    return false;
+  }
+  // TMA's rules (cuTensorMapEncodeTiled): checked here to say which broke.
+  if (request.strides[rank - 1] != 1) {
+    error = "TMA needs the innermost dimension contiguous (stride 1), got "
+            "stride " + std::to_string(request.strides[rank - 1]);
+    return false;
+  }
+  if (request.base % 16 != 0) {
+    error = "TMA needs a 16-byte aligned tensor, got address " +
+            std::to_string(request.base) + " (" +
+            std::to_string(request.base % 16) + " bytes past alignment)";
+    return false;
+  }
+  for (size_t i = 0; i + 1 < rank; ++i)
+    if ((request.strides[i] * elementBytes) % 16 != 0 ||
+        request.strides[i] <= 0) {
+      error = "TMA needs strides that are positive multiples of 16 bytes, "
+              "got " + std::to_string(request.strides[i] * elementBytes) +
+              " bytes on dimension " + std::to_string(i);
+      return false;
+    }
+  if (!cuTensorMapEncodeTiled) {
+    error = "the CUDA driver lacks cuTensorMapEncodeTiled (TMA needs CUDA "
+            "12 or newer)";
+    return false;
+  }
+  std::vector<int64_t> key{int64_t(reinterpret_cast<uintptr_t>(currentContext())),
+                           int64_t(request.element), int64_t(request.base)};
+  for (const std::vector<int64_t> *part :
+       {&request.sizes, &request.strides, &request.box})
+    key.insert(key.end(), part->begin(), part->end());
+  std::lock_guard<std::mutex> lock(tensorMapsMutex);
+  auto found = tensorMaps.find(key);
+  if (found != tensorMaps.end()) {
+    map = found->second;
+    return true;
+  }
+  // Dimensions innermost first, as the driver counts them.
+  uint64_t dims[5], strides[4];
+  uint32_t box[5], elementStrides[5];
+  for (size_t j = 0; j < rank; ++j) {
+    size_t i = rank - 1 - j;
+    dims[j] = uint64_t(request.sizes[i]);
+    box[j] = uint32_t(request.box[i]);
+    elementStrides[j] = 1;
+    if (j > 0)
+      strides[j - 1] = uint64_t(request.strides[i] * elementBytes);
+  }
+  // CUtensorMapDataType: FLOAT16 6, FLOAT32 7, BFLOAT16 9; swizzle 128B 3;
+  // L2 promotion 256B 3; interleave none and zero fill 0.
+  int dataType = request.element == TensorMapRequest::Element::F16    ? 6
+                 : request.element == TensorMapRequest::Element::BF16 ? 9
+                                                                      : 7;
+  TensorMapBytes encoded;
+  if (!check(as<CUresult (*)(void *, int, uint32_t, void *, const uint64_t *,
+                             const uint64_t *, const uint32_t *,
+                             const uint32_t *, int, int, int, int)>(
+                 cuTensorMapEncodeTiled)(
+                 &encoded, dataType, uint32_t(rank),
+                 reinterpret_cast<void *>(uintptr_t(request.base)), dims,
+                 strides, box, elementStrides, 0, 3, 3, 0),
+             "cuTensorMapEncodeTiled", error))
+    return false;
+  // A bounded cache: a long run over ever new tensors does not grow it.
+  if (tensorMaps.size() >= 4096)
+    tensorMaps.clear();
+  tensorMaps.emplace(std::move(key), encoded);
+  map = encoded;
+  return true;
 }

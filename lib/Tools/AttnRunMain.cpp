@@ -543,6 +543,8 @@ int mlir::attn::attnRunMain(int argc, char **argv,
 
   // GPU code: PTX, for --emit-ptx and for running on the GPU.
   std::string ptx;
+  // The kernel's tensor-map parameters (TMA), as the kernel caches keep them.
+  std::string tensorMapsText;
   FailureOr<KernelSignature> gpuSig = failure();
   if (onGpu || !opts.emitPtx.empty()) {
     OwningOpRef<ModuleOp> gpuModule = source->clone();
@@ -579,12 +581,7 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       out.blockM = gpuSig->blockM;
       out.numWarps = gpuSig->numWarps;
       out.sharedBytes = dynamicSharedBytes(*gpuModule, gpuSig->name);
-      // Its PTX can be written; running it needs the tensor maps encoded.
-      if (onGpu && takesTensorMaps(*gpuModule, gpuSig->name)) {
-        err = "the kernel loads with TMA (ATTN_GPU_KNOBS=tma-copies=1), "
-              "whose tensor maps no launch passes yet: --emit-ptx only";
-        return false;
-      }
+      out.tensorMaps = tensorMapParamsText(*gpuModule, gpuSig->name);
       out.payload = std::move(*text);
       return true;
     };
@@ -593,6 +590,7 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       return fail(error);
     ptx = std::move(code.payload);
     gpuSig->sharedBytes = code.sharedBytes;
+    tensorMapsText = code.tensorMaps;
     if (!opts.emitPtx.empty()) {
       std::error_code ec;
       llvm::raw_fd_ostream file(opts.emitPtx, ec);
@@ -762,8 +760,10 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     if (!driver->loadKernel(ptx, sig.name, function, error))
       return fail(error);
     // Kernel parameters: each memref is passed as its descriptor fields
-    // (allocated, aligned, offset, sizes..., strides...), then the scale.
-    for (const KernelArgument &arg : sig.arguments) {
+    // (allocated, aligned, offset, sizes..., strides...), then the scale,
+    // then the tensor maps of TMA kernels.
+    std::vector<DevicePtr> argumentPointers(sig.arguments.size(), 0);
+    for (auto [index, arg] : llvm::enumerate(sig.arguments)) {
       if (arg.kind == Kind::Scale) {
         params.addF32(scale);
         continue;
@@ -785,6 +785,32 @@ int mlir::attn::attnRunMain(int argc, char **argv,
         return fail(error);
       params.addMemRef(ptr, tensor->sizes.data(), tensor->strides.data(),
                        int(tensor->rank()));
+      argumentPointers[index] = ptr;
+    }
+    std::vector<TensorMapParam> maps;
+    if (!parseTensorMapParams(tensorMapsText, maps))
+      return fail("malformed tensor-map parameters '" + tensorMapsText + "'");
+    for (const TensorMapParam &map : maps) {
+      if (map.argument < 0 || map.argument >= int64_t(sig.arguments.size()) ||
+          !argumentPointers[map.argument])
+        return fail("a tensor map of kernel argument " +
+                    std::to_string(map.argument) + ", which is not a tensor");
+      const HostTensor *tensor = t.byKind(sig.arguments[map.argument].kind);
+      TensorMapRequest request;
+      request.element = tensor->dtype == DType::BF16
+                            ? TensorMapRequest::Element::BF16
+                        : tensor->dtype == DType::F32
+                            ? TensorMapRequest::Element::F32
+                            : TensorMapRequest::Element::F16;
+      request.base = argumentPointers[map.argument];
+      request.sizes = tensor->sizes;
+      request.strides = tensor->strides;
+      request.box = map.box;
+      TensorMapBytes bytes;
+      if (!driver->tensorMap(request, bytes, error))
+        return fail(error + " (the kernel loads with TMA: "
+                            "ATTN_GPU_KNOBS=tma-copies=0 copies with cp.async)");
+      params.addTensorMap(bytes);
     }
     // One asynchronous launch; `launch` waits for it, `timeLaunch` times it.
     auto enqueue = [&, blockThreads = unsigned(sig.numWarps * 32),

@@ -52,6 +52,7 @@ TEST(DiskCache, LaunchShapeRoundTrips) {
   code.blockM = 128;
   code.numWarps = 4;
   code.sharedBytes = 65536;
+  code.tensorMaps = "1,1,128,1,64;2,1,128,1,64";
   code.payload =
       "// PTX\n.extern .shared .align 128 .b8 attn_dynamic_shared[];\n";
   ASSERT_TRUE(writeCacheEntry(dir, "key-a", code));
@@ -61,6 +62,7 @@ TEST(DiskCache, LaunchShapeRoundTrips) {
   EXPECT_EQ(back.blockM, 128);
   EXPECT_EQ(back.numWarps, 4);
   EXPECT_EQ(back.sharedBytes, 65536);
+  EXPECT_EQ(back.tensorMaps, code.tensorMaps);
   EXPECT_EQ(back.payload, code.payload);
   EXPECT_FALSE(readCacheEntry(dir, "key-b", back));
 
@@ -71,7 +73,7 @@ TEST(DiskCache, LaunchShapeRoundTrips) {
   std::stringstream text;
   text << std::ifstream(path).rdbuf();
   std::string old = text.str();
-  old.replace(old.find("attn-mlir-cache 3"), 17, "attn-mlir-cache 1");
+  old.replace(old.find("attn-mlir-cache 4"), 17, "attn-mlir-cache 1");
   old.erase(old.find("shared 65536\n"), 13);
   old.erase(old.find("sha256 "), 7 + 64 + 1);
   std::ofstream(path, std::ios::trunc) << old;

@@ -62,6 +62,8 @@ struct CachedKernelCode {
   int64_t numWarps = 0;
   /// Dynamic shared memory per CTA at launch, bytes.
   int64_t sharedBytes = 0;
+  /// Tensor-map parameters after the others (tensorMapParamsText).
+  std::string tensorMaps;
   /// PTX text (CUDA targets) or object code (the CPU).
   std::string payload;
 };

@@ -61,9 +61,10 @@ using attngpu::kDynamicSharedBytesAttrName;
 /// launch (0 when none).
 int64_t dynamicSharedBytes(ModuleOp module, llvm::StringRef name);
 
-/// Whether the lowered `module` gives kernel `name` tensor-map parameters
-/// (TMA loads, ATTN_GPU_KNOBS=tma-copies=1), which no launch passes yet.
-bool takesTensorMaps(ModuleOp module, llvm::StringRef name);
+/// The tensor-map parameters the lowered `module` gives kernel `name` (TMA
+/// loads), as the kernel caches keep them: "arg,box...;..." (empty: none;
+/// parseTensorMapParams reads it).
+std::string tensorMapParamsText(ModuleOp module, llvm::StringRef name);
 
 
 /// Finds the module's one tile kernel and reads its ABI; emits a diagnostic

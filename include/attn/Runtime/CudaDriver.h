@@ -9,8 +9,11 @@
 #ifndef ATTN_RUNTIME_CUDADRIVER_H
 #define ATTN_RUNTIME_CUDADRIVER_H
 
+#include <array>
 #include <cstddef>
 #include <deque>
+#include <map>
+#include <mutex>
 #include <functional>
 #include <cstdint>
 #include <string>
@@ -24,6 +27,31 @@ using DevicePtr = uint64_t;
 /// as its descriptor's fields (allocated, aligned, offset, sizes...,
 /// strides...), each scalar by value. Their addresses stay valid as long as
 /// the object lives.
+/// A CUtensorMap: 128 bytes, 64-byte aligned.
+struct alignas(64) TensorMapBytes {
+  std::array<uint64_t, 16> words{};
+};
+
+/// One tensor-map parameter of a kernel (the kernel ABI's
+/// attn.tensor_maps): the kernel argument whose tensor it describes and
+/// the box TMA loads, in the tensor's dimension order.
+struct TensorMapParam {
+  int64_t argument = -1;
+  std::vector<int64_t> box;
+};
+/// "arg,box...;arg,box..." (the form the kernel caches keep) to params; an
+/// empty text is none. False on a malformed text.
+bool parseTensorMapParams(const std::string &text,
+                          std::vector<TensorMapParam> &params);
+
+/// What a tensor map describes: a strided tensor in device memory (sizes
+/// and strides in elements, the innermost dimension last).
+struct TensorMapRequest {
+  enum class Element { F16, BF16, F32 } element = Element::F16;
+  DevicePtr base = 0;
+  std::vector<int64_t> sizes, strides, box;
+};
+
 class KernelParams {
 public:
   void addMemRef(DevicePtr ptr, const int64_t *sizes, const int64_t *strides,
@@ -40,6 +68,11 @@ public:
     floats.push_back(value);
     pointers.push_back(&floats.back());
   }
+  /// A by-value (__grid_constant__) tensor map.
+  void addTensorMap(const TensorMapBytes &map) {
+    maps.push_back(map);
+    pointers.push_back(&maps.back());
+  }
   std::vector<void *> &get() { return pointers; }
 
 private:
@@ -50,6 +83,7 @@ private:
   // Deques: growing them never moves an element already pointed to.
   std::deque<int64_t> ints;
   std::deque<float> floats;
+  std::deque<TensorMapBytes> maps;
   std::vector<void *> pointers;
 };
 
@@ -83,6 +117,12 @@ public:
               std::vector<void *> &params, std::string &error,
               void *stream = nullptr);
   bool synchronize(std::string &error);
+  /// The tensor map of `request` for TMA loads into 128-byte-swizzled
+  /// shared memory (zeros out of bounds), encoded once per request and
+  /// context and kept. False with `error` saying which of TMA's rules the
+  /// tensor breaks (base and strides 16-byte aligned, innermost stride 1).
+  bool tensorMap(const TensorMapRequest &request, TensorMapBytes &map,
+                 std::string &error);
   /// Milliseconds `run` takes on the GPU, timed with CUDA events recorded
   /// on `stream` (a CUstream; null: the default stream).
   bool time(const std::function<bool(std::string &)> &run, float &ms,
@@ -99,6 +139,8 @@ private:
 
   void *library = nullptr;
   std::string name;
+  std::mutex tensorMapsMutex;
+  std::map<std::vector<int64_t>, TensorMapBytes> tensorMaps;
   void *context = nullptr;
   // Entry points (signatures in CudaDriver.cpp).
   void *cuInit = nullptr, *cuDeviceGet = nullptr, *cuDeviceGetName = nullptr,
@@ -111,7 +153,8 @@ private:
        *cuEventSynchronize = nullptr, *cuEventElapsedTime = nullptr,
        *cuEventDestroy = nullptr, *cuFuncSetAttribute = nullptr,
        *cuCtxGetCurrent = nullptr, *cuCtxGetDevice = nullptr,
-       *cuDeviceGetAttribute = nullptr, *cuStreamIsCapturing = nullptr;
+       *cuDeviceGetAttribute = nullptr, *cuStreamIsCapturing = nullptr,
+       *cuTensorMapEncodeTiled = nullptr;
 };
 
 } // namespace mlir::attn
