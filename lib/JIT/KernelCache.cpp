@@ -158,7 +158,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   CachedCode code;
   if (readCacheEntry(directory, key, code)) {
     touchCacheEntry(directory, key);
-    result.kernel = makeKernel(spec, target, std::move(code), result.error);
+    result.kernel = makeKernel(spec, target, schedule, std::move(code), result.error);
     if (result.kernel) {
       cache().diskHits++;
       origin = KernelOrigin::DiskCache;
@@ -173,7 +173,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   if (!compile(spec, target, schedule, code, result.error))
     return result;
   storeCacheEntry(directory, key, code);
-  result.kernel = makeKernel(spec, target, std::move(code), result.error);
+  result.kernel = makeKernel(spec, target, schedule, std::move(code), result.error);
   return result;
 }
 

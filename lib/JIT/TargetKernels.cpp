@@ -42,8 +42,8 @@ private:
 class CudaKernel final : public Kernel {
 public:
   CudaKernel(const AttentionSpec &spec, const Target &target,
-             CachedCode code)
-      : Kernel(spec, target, code.blockM),
+             const Schedule &schedule, CachedCode code)
+      : Kernel(spec, target, code.blockM), schedule(schedule),
         threads(unsigned(code.numWarps * 32)),
         sharedBytes(unsigned(code.sharedBytes)),
         name(std::move(code.kernelName)), ptxText(std::move(code.payload)) {
@@ -110,16 +110,35 @@ private:
       request.strides.assign(tensor.strides, tensor.strides + rank);
       request.box = map.box;
       mlir::attn::TensorMapBytes bytes;
-      if (!driver->tensorMap(request, bytes, error)) {
-        error += " (this kernel loads with TMA: tma-copies=1)";
-        return false;
-      }
+      std::string why;
+      if (!driver->tensorMap(request, bytes, why))
+        return runOnCpAsync(args, scale, gridX, gridY, why, error);
       params.addTensorMap(bytes);
     }
     return driver->launch(function, unsigned(gridX), unsigned(gridY), threads,
                           sharedBytes, params.get(), error, args.stream);
   }
 
+  /// The same schedule with cp.async copies, compiled at the first launch
+  /// whose tensors TMA cannot read (unaligned, strided innermost) and run
+  /// in its place.
+  bool runOnCpAsync(const LaunchArgs &args, float scale, int64_t gridX,
+                    int64_t gridY, const std::string &why,
+                    std::string &error) const {
+    Schedule copies = schedule;
+    copies.name = (schedule.isDefault() ? "" : schedule.name + "+") + "cp.async";
+    copies.gpu.tmaCopies = 0;
+    std::string compileError;
+    auto fallback = getScheduledKernel(spec(), target(), copies, compileError);
+    if (!fallback) {
+      error = "the TMA kernel cannot read these tensors (" + why +
+              ") and its cp.async variant failed to compile: " + compileError;
+      return false;
+    }
+    return runOther(*fallback, args, scale, gridX, gridY, error);
+  }
+
+  Schedule schedule;
   unsigned threads;
   /// Tensor maps the kernel takes after its other parameters (TMA).
   std::vector<mlir::attn::TensorMapParam> tensorMaps;
@@ -134,9 +153,11 @@ private:
 
 std::shared_ptr<const Kernel>
 attn::detail::makeKernel(const AttentionSpec &spec, const Target &target,
-                         CachedCode code, std::string &error) {
+                         const Schedule &schedule, CachedCode code,
+                         std::string &error) {
   if (target.kind == Target::Kind::Cuda)
-    return std::make_shared<CudaKernel>(spec, target, std::move(code));
+    return std::make_shared<CudaKernel>(spec, target, schedule,
+                                        std::move(code));
   auto exe = CpuExecutable::load(code.payload, code.kernelName, spec.withLse,
                                  /*hasScale=*/true, error);
   if (!exe)

@@ -96,9 +96,12 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // a kernel's traits.
   if (knobs.kvStages < 0)
     knobs.kvStages = 1;
-  // TMA copies: not measured yet against cp.async (session 13).
+  // TMA loads of Q, K and V where the buffers are wgmma's (the pass leaves
+  // the rest on cp.async): measured on the H200 (session 13,
+  // docs/perf-notes.md) 1.21-1.27x on the FA3 shapes, 1.78x at decode.
+  // Tensors that break TMA's rules run the cp.async variant at launch.
   if (knobs.tmaCopies < 0)
-    knobs.tmaCopies = 0;
+    knobs.tmaCopies = 1;
   // Paired output stores: every width for one warpgroup on wgmma, else up
   // to 64 columns (mma.sync at d 128: the extra live values cost more than
   // the stores save; sessions 5-7, the old lowering).

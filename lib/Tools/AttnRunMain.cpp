@@ -552,6 +552,13 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     std::string knobError;
     if (!readTuningKnobs(knobs, knobError))
       return fail(knobError);
+    std::string knobsText = gpuKnobsText();
+    // Inputs one element past alignment break TMA's rules: copy them with
+    // cp.async, as the library does for such tensors at launch.
+    if (opts.misalignInputs && knobs.target.tmaCopies < 0) {
+      knobs.target.tmaCopies = 0;
+      knobsText += std::string(knobsText.empty() ? "" : " ") + "tma-copies=0";
+    }
     if (failed(compileRunTileProgram(*gpuModule, opts,
                                      "gpu:" + opts.effectiveChip(), knobs)))
       return fail("compiling the tile program failed");
@@ -585,7 +592,7 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       out.payload = std::move(*text);
       return true;
     };
-    if (!getCachedKernelCode(codeKey(*gpuModule, cuda, opts, gpuKnobsText()),
+    if (!getCachedKernelCode(codeKey(*gpuModule, cuda, opts, knobsText),
                              cuda, lower, code, origin, error))
       return fail(error);
     ptx = std::move(code.payload);
