@@ -156,6 +156,33 @@ def test_misaligned_views_fall_back_to_element_copies():
                  "misaligned views vs float64")
 
 
+def test_tma_kernel_runs_its_cp_async_variant_on_misaligned_tensors():
+    # d 128 on sm_90a loads Q, K and V with TMA, whose tensors must start on
+    # 16 bytes: views one element past that run the same schedule with
+    # cp.async copies, compiled (or read from the disk cache) at that
+    # launch, and are right.
+    shape = (2, 300, 4, 128)
+    n = math.prod(shape)
+    def view(offset):
+        flat = torch.randn(n + 8, device="cuda", dtype=torch.bfloat16)
+        return flat[offset:offset + n].view(shape)
+    aligned = [view(0) for _ in range(3)]
+    attn_mlir.flash_attention(*aligned, causal="bottom_right", layout="bshd")
+    misaligned = [view(1) for _ in range(3)]
+    assert misaligned[0].data_ptr() % 16 != 0
+    before = attn_mlir.cache_stats()
+    out = attn_mlir.flash_attention(*misaligned, causal="bottom_right",
+                                    layout="bshd")
+    after = attn_mlir.cache_stats()
+    if torch.cuda.get_device_capability() == (9, 0):
+        assert (after["compilations"] + after["disk_hits"] -
+                before["compilations"] - before["disk_hits"]) == 1
+    heads_first = [t.transpose(1, 2) for t in misaligned]
+    expect_close(out.transpose(1, 2),
+                 reference(*heads_first, "bottom_right")[0], out.dtype,
+                 "misaligned views (cp.async variant) vs float64")
+
+
 def test_gqa_against_sdpa():
     q, k, v = randn(2, 8, 200, 64), randn(2, 2, 500, 64), randn(2, 2, 500, 64)
     for causal in (False, True):

@@ -70,7 +70,10 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attngpu-to-nvvm", "::mlir::ModuleOp"> {
     with `known_block_size`) by op family: shared memory and copies
     (`alloc_shared` to views of the kernel's dynamic shared memory at the
     offsets attngpu-allocate-shared gave, `async_copy` to cp.async,
-    `async_wait` to cp.async.wait_group, `local_store`), synchronisation
+    `async_wait` to cp.async.wait_group, `local_store`), TMA
+    (`alloc_mbarriers`, `tma_load`, `mbarrier_wait`; tensor-map arguments
+    become by-value parameters after the others, listed in the module's
+    `attn.tensor_maps` for the launch), synchronisation
     (barriers, fences), register tiles and mma.sync (`splat`, `local_load` to
     ldmatrix, `mma`), warpgroup `wgmma` (each waited at once), the softmax
     family (masks, `softmax_step`, `scale_rows`, `convert_layout`,
@@ -79,7 +82,7 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attngpu-to-nvvm", "::mlir::ModuleOp"> {
     structurally. The bytes of dynamic shared memory each kernel needs go to
     the module's `attn.dynamic_shared_bytes` for the launch, its CTA target
     (`min_blocks_per_sm`) to `nvvm.minctasm`. Not lowered yet (an error at
-    the op): warp partitions, f32 (tf32) fragments.
+    the op): warp partitions.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
