@@ -603,10 +603,15 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       llvm::raw_fd_ostream file(opts.emitPtx, ec);
       if (ec)
         return fail("cannot write " + opts.emitPtx + ": " + ec.message());
-      // Whoever launches this PTX must pass the dynamic shared memory.
+      // Whoever launches this PTX must pass the dynamic shared memory, and
+      // the tensor maps of a TMA kernel.
       if (gpuSig->sharedBytes > 0)
         file << "// attn: launch with " << gpuSig->sharedBytes
              << " bytes of dynamic shared memory\n";
+      if (!tensorMapsText.empty())
+        file << "// attn: after the scale, by value, one CUtensorMap per "
+                "[kernel argument,box...] (128-byte swizzle, zero fill): "
+             << tensorMapsText << "\n";
       file << ptx;
     }
   }
