@@ -47,8 +47,8 @@ public:
         threads(unsigned(code.numWarps * 32)),
         sharedBytes(unsigned(code.sharedBytes)),
         name(std::move(code.kernelName)), ptxText(std::move(code.payload)) {
-    // Written by this library's own lowering: well formed.
-    mlir::attn::parseTensorMapParams(code.tensorMaps, tensorMaps);
+    tensorMapsValid =
+        mlir::attn::parseTensorMapParams(code.tensorMaps, tensorMaps);
   }
   const std::string &ptx() const override { return ptxText; }
   int64_t dynamicSharedBytes() const override { return sharedBytes; }
@@ -79,6 +79,11 @@ private:
     void *function = nullptr;
     if (!functionForCurrentContext(*driver, function, error))
       return false;
+    // A kernel launched without all its parameters would read garbage.
+    if (!tensorMapsValid) {
+      error = "kernel '" + name + "' has malformed tensor-map parameters";
+      return false;
+    }
     mlir::attn::KernelParams params;
     for (const TensorRef *t : {&args.q, &args.k, &args.v, &args.o})
       params.addMemRef(mlir::attn::DevicePtr(uintptr_t(t->data)), t->sizes,
@@ -142,6 +147,7 @@ private:
   unsigned threads;
   /// Tensor maps the kernel takes after its other parameters (TMA).
   std::vector<mlir::attn::TensorMapParam> tensorMaps;
+  bool tensorMapsValid = true;
   /// Dynamic shared memory per CTA (0: the tiles are static).
   unsigned sharedBytes;
   std::string name, ptxText;

@@ -2,6 +2,8 @@
 
 #include "attn/Runtime/CudaDriver.h"
 
+#include <charconv>
+
 #include <dlfcn.h>
 #include <mutex>
 
@@ -280,10 +282,12 @@ bool mlir::attn::parseTensorMapParams(const std::string &text,
       if (comma == std::string::npos)
         comma = item.size();
       std::string number = item.substr(from, comma - from);
-      if (number.empty() ||
-          number.find_first_not_of("0123456789") != std::string::npos)
+      int64_t value = 0;
+      auto [end, error] = std::from_chars(
+          number.data(), number.data() + number.size(), value);
+      if (number.empty() || error != std::errc() ||
+          end != number.data() + number.size() || value < 0)
         return false;
-      int64_t value = std::stoll(number);
       if (first)
         param.argument = value;
       else

@@ -653,3 +653,27 @@ func.func @tma_publishes(%k: !k, %map: !map {attngpu.tensor_map_of = 0 : i64}, %
   attngpu.mbarrier_wait %bars[%c0] parity %p for %t1 : !attngpu.mbarriers<1>
   return %xa : !a
 }
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!map = !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>
+!s = !attngpu.shared<128x128xf16, wgmma_128b>
+!x = !attngpu.shared<64x64xf16, xor_rows>
+!a = !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+
+// A cp.async wait settles the cp.async copies issued before it (they
+// complete in order), not a TMA load issued before it.
+func.func @cp_async_wait_does_not_settle_tma(%k: !k, %map: !map {attngpu.tensor_map_of = 0 : i64}, %g: !g) -> !a {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<1>
+  %c0 = arith.constant 0 : index
+  %x = attngpu.alloc_shared : !s
+  %y = attngpu.alloc_shared : !x
+  %t0 = attngpu.tma_load %map[%c0, %c0, %c0, %c0] into %x[%c0] arrive %bars[%c0] : !map, !s, !attngpu.mbarriers<1>
+  %t1 = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %y[%c0] : !g, !x
+  attngpu.async_wait %t1
+  // expected-error @+1 {{reads a shared buffer that an attngpu.tma_load writes and whose token is not waited (attngpu.mbarrier_wait)}}
+  %xa = attngpu.local_load %x[%c0] : !s -> !a
+  return %xa : !a
+}

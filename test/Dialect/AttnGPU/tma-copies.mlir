@@ -122,5 +122,40 @@ func.func @left_alone(%k: !k, %kt: !kt, %b: index, %n: index, %p: i1) {
     attngpu.async_wait %t6
   }
   attngpu.async_wait %t6
+  // Read before its own wait (relying on a later cp.async wait, which
+  // covers the copies issued before it; a TMA load it would not cover).
+  %t7 = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %s[%c0] : !k, !s
+  %x8 = attngpu.alloc_shared : !x
+  %t8 = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %x8[%c0] : !k, !x
+  attngpu.async_wait %t8
+  %early = attngpu.local_load %s[%c0] : !s -> !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+  attngpu.async_wait %t7
+  // An i32 loop (the parity counts index iterations).
+  %i0 = arith.constant 0 : i32
+  %i1 = arith.constant 1 : i32
+  %i4 = arith.constant 4 : i32
+  scf.for %i = %i0 to %i4 step %i1 : i32 {
+    %t = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %s[%c0] : !k, !s
+    attngpu.async_wait %t
+  }
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!s = !attngpu.shared<128x128xf16, wgmma_128b>
+
+// A token listed twice in its wait: one mbarrier_wait, the wait erased.
+// FORCE-LABEL: func.func @token_twice
+// FORCE: attngpu.tma_load
+// FORCE-NEXT: arith.constant false
+// FORCE-NEXT: attngpu.mbarrier_wait
+// FORCE-NEXT: return
+func.func @token_twice(%k: !k, %b: index) {
+  %c0 = arith.constant 0 : index
+  %q = attngpu.alloc_shared : !s
+  %tq = attngpu.async_copy %k[%b, %c0, %c0, %c0] dims = [1, 3] into %q[%c0] : !k, !s
+  attngpu.async_wait %tq, %tq
   return
 }

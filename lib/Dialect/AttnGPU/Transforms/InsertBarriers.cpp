@@ -478,8 +478,11 @@ private:
     for (const Access &access : list)
       if (retires(access))
         retired.push_back(access);
+    // In order among cp.async copies only: a TMA load before them is not
+    // settled by their wait (it completes on its own mbarrier).
     auto issuedBefore = [](const Access &a, const Access &b) {
-      return a.earlier == b.earlier && a.op->getBlock() == b.op->getBlock() &&
+      return isa<AsyncCopyOp>(a.op) && isa<AsyncCopyOp>(b.op) &&
+             a.earlier == b.earlier && a.op->getBlock() == b.op->getBlock() &&
              a.op->isBeforeInBlock(b.op);
     };
     llvm::erase_if(list, [&](const Access &access) {

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::attngpu {
 #define GEN_PASS_DEF_ATTNGPUTMACOPIES
@@ -64,20 +65,46 @@ static bool tmaCanCopy(AsyncCopyOp copy, FunctionOpInterface func,
       failed(source.getStridesAndOffset(strides, offset)) ||
       strides.back() != 1 || copy.getDims()[1] != rank - 1)
     return false;
-  // Run once, or once per iteration of one loop.
+  // Run once, or once per iteration of one loop (an index loop: the
+  // parity counts its iterations).
   loop = nullptr;
   Operation *parent = copy->getParentOp();
   if (auto forOp = dyn_cast<scf::ForOp>(parent)) {
+    if (!forOp.getInductionVar().getType().isIndex())
+      return false;
     loop = forOp;
     parent = forOp->getParentOp();
   }
   if (parent != func.getOperation())
     return false;
   // Waited by async_waits after it in its block, and nothing else.
-  return llvm::all_of(copy.getToken().getUsers(), [&](Operation *user) {
-    return isa<AsyncWaitOp>(user) && user->getBlock() == copy->getBlock() &&
-           copy->isBeforeInBlock(user);
-  });
+  Value token = copy.getToken();
+  if (token.use_empty() ||
+      !llvm::all_of(token.getUsers(), [&](Operation *user) {
+        return isa<AsyncWaitOp>(user) && user->getBlock() == copy->getBlock() &&
+               copy->isBeforeInBlock(user);
+      }))
+    return false;
+  // The buffer untouched until the first of them: a read that relied on a
+  // later cp.async wait covering this copy (cp.async completes in order,
+  // TMA does not) keeps it on cp.async.
+  Operation *firstWait = nullptr;
+  for (Operation *user : token.getUsers())
+    if (!firstWait || user->isBeforeInBlock(firstWait))
+      firstWait = user;
+  Value target = copy.getBuffer();
+  for (Operation *op = copy->getNextNode(); op != firstWait;
+       op = op->getNextNode()) {
+    bool touches = op->walk([&](Operation *nested) {
+                       return llvm::is_contained(nested->getOperands(), target)
+                                  ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+                     })
+                       .wasInterrupted();
+    if (touches)
+      return false;
+  }
+  return true;
 }
 
 struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
@@ -157,8 +184,11 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
       } else {
         parity = arith::ConstantIntOp::create(b, loc, 0, 1);
       }
-      for (Operation *user :
-           llvm::make_early_inc_range(copy.getToken().getUsers())) {
+      // Each wait once (a token may be listed twice in one wait).
+      llvm::SetVector<Operation *> waits;
+      for (Operation *user : copy.getToken().getUsers())
+        waits.insert(user);
+      for (Operation *user : waits) {
         auto wait = cast<AsyncWaitOp>(user);
         b.setInsertionPoint(wait);
         MbarrierWaitOp::create(b, wait.getLoc(), barriers, barrier, parity,
