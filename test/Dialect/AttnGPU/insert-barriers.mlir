@@ -677,3 +677,25 @@ func.func @cp_async_wait_does_not_settle_tma(%k: !k, %map: !map {attngpu.tensor_
   %xa = attngpu.local_load %x[%c0] : !s -> !a
   return %xa : !a
 }
+
+// -----
+
+!s = !attngpu.shared<64x64xf16, wgmma_128b>
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+
+// wgmmas complete in order: waiting for the second settles the first's
+// reads too, so overwriting the first's operand needs only a barrier.
+// CHECK-LABEL: func.func @wgmma_waits_in_order
+// CHECK: attngpu.wgmma_wait
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.local_store
+func.func @wgmma_waits_in_order(%zero: !acc) -> !acc {
+  %c0 = arith.constant 0 : index
+  %x = attngpu.alloc_shared : !s
+  %y = attngpu.alloc_shared : !s
+  %d0 = attngpu.wgmma %x[%c0], %x[%c0], %zero transpose_b : !s, !s -> !acc
+  %d1 = attngpu.wgmma %y[%c0], %y[%c0], %zero transpose_b : !s, !s -> !acc
+  %r = attngpu.wgmma_wait %d1 pending = 0 : !acc
+  attngpu.local_store %zero, %x[%c0] : !acc, !s
+  return %r : !acc
+}

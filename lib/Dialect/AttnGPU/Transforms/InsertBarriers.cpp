@@ -330,8 +330,8 @@ private:
     if (auto wait = dyn_cast<MbarrierWaitOp>(op)) {
       // Each thread waits on the mbarrier, which makes the loads' bytes
       // visible to it: landed and published, no barrier needed.
-      retireExactly(state.unwaitedCopies, wait.getTokens(), op);
-      retireExactly(state.writes, wait.getTokens(), op);
+      retire(state.unwaitedCopies, wait.getTokens(), op);
+      retire(state.writes, wait.getTokens(), op);
       return success();
     }
     if (auto wait = dyn_cast<WgmmaWaitOp>(op)) {
@@ -461,8 +461,9 @@ private:
   }
 
   /// Drops the accesses of the ops that produced `values` and, since
-  /// copies and wgmmas complete in order, of those issued before them in
-  /// the same block and iteration.
+  /// cp.async copies and wgmmas complete in order, of those of the same
+  /// kind issued before them in the same block and iteration (TMA loads
+  /// complete on their own mbarriers, in no order: only those waited for).
   static void retire(AccessList &list, ValueRange values, Operation *wait) {
     SmallPtrSet<Operation *, 8> done, previous;
     DenseSet<std::pair<Value, unsigned>> seen;
@@ -478,10 +479,10 @@ private:
     for (const Access &access : list)
       if (retires(access))
         retired.push_back(access);
-    // In order among cp.async copies only: a TMA load before them is not
-    // settled by their wait (it completes on its own mbarrier).
+    // In order among ops of one kind (cp.async copies, wgmmas), not TMA
+    // loads: each completes on its own mbarrier.
     auto issuedBefore = [](const Access &a, const Access &b) {
-      return isa<AsyncCopyOp>(a.op) && isa<AsyncCopyOp>(b.op) &&
+      return a.op->getName() == b.op->getName() && !isa<TmaLoadOp>(a.op) &&
              a.earlier == b.earlier && a.op->getBlock() == b.op->getBlock() &&
              a.op->isBeforeInBlock(b.op);
     };
@@ -489,20 +490,6 @@ private:
       return llvm::any_of(retired, [&](const Access &r) {
         return access == r || issuedBefore(access, r);
       });
-    });
-  }
-
-  /// Drops the accesses of the ops that produced `values` (TMA loads: each
-  /// completes on its own mbarrier, in no order with the others).
-  static void retireExactly(AccessList &list, ValueRange values,
-                            Operation *wait) {
-    SmallPtrSet<Operation *, 8> done, previous;
-    DenseSet<std::pair<Value, unsigned>> seen;
-    for (Value value : values)
-      producers(value, wait, /*backEdge=*/false, done, previous, seen);
-    llvm::erase_if(list, [&](const Access &access) {
-      return done.contains(access.op) ||
-             (previous.contains(access.op) && access.earlier);
     });
   }
 
