@@ -103,17 +103,9 @@ private:
         return false;
       }
       const TensorRef &tensor = *byArgument[map.argument];
-      mlir::attn::TensorMapRequest request;
-      request.element =
-          spec().dtype == DType::BF16 ? mlir::attn::TensorMapRequest::Element::BF16
-          : spec().dtype == DType::F32
-              ? mlir::attn::TensorMapRequest::Element::F32
-              : mlir::attn::TensorMapRequest::Element::F16;
-      request.base = mlir::attn::DevicePtr(uintptr_t(tensor.data));
-      int rank = int(map.box.size());
-      request.sizes.assign(tensor.sizes, tensor.sizes + rank);
-      request.strides.assign(tensor.strides, tensor.strides + rank);
-      request.box = map.box;
+      auto request = mlir::attn::TensorMapRequest::of(
+          map, spec().dtype, mlir::attn::DevicePtr(uintptr_t(tensor.data)),
+          tensor.sizes, tensor.strides);
       mlir::attn::TensorMapBytes bytes;
       std::string why;
       if (!driver->tensorMap(request, bytes, why))

@@ -306,7 +306,7 @@ bool mlir::attn::parseTensorMapParams(const std::string &text,
 bool CudaDriver::tensorMap(const TensorMapRequest &request, TensorMapBytes &map,
                            std::string &error) {
   size_t rank = request.sizes.size();
-  int64_t elementBytes = request.element == TensorMapRequest::Element::F32 ? 4 : 2;
+  int64_t elementBytes = int64_t(::attn::dtypeBytes(request.element));
   if (rank < 2 || rank > 5 || request.strides.size() != rank ||
       request.box.size() != rank) {
     error = "a tensor map needs 2 to 5 dimensions and a box of as many";
@@ -361,9 +361,9 @@ bool CudaDriver::tensorMap(const TensorMapRequest &request, TensorMapBytes &map,
   }
   // CUtensorMapDataType: FLOAT16 6, FLOAT32 7, BFLOAT16 9; swizzle 128B 3;
   // L2 promotion 256B 3; interleave none and zero fill 0.
-  int dataType = request.element == TensorMapRequest::Element::F16    ? 6
-                 : request.element == TensorMapRequest::Element::BF16 ? 9
-                                                                      : 7;
+  int dataType = request.element == ::attn::DType::F16    ? 6
+                 : request.element == ::attn::DType::BF16 ? 9
+                                                          : 7;
   TensorMapBytes encoded;
   if (!check(as<CUresult (*)(void *, int, uint32_t, void *, const uint64_t *,
                              const uint64_t *, const uint32_t *,

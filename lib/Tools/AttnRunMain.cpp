@@ -808,16 +808,10 @@ int mlir::attn::attnRunMain(int argc, char **argv,
         return fail("a tensor map of kernel argument " +
                     std::to_string(map.argument) + ", which is not a tensor");
       const HostTensor *tensor = t.byKind(sig.arguments[map.argument].kind);
-      TensorMapRequest request;
-      request.element = tensor->dtype == DType::BF16
-                            ? TensorMapRequest::Element::BF16
-                        : tensor->dtype == DType::F32
-                            ? TensorMapRequest::Element::F32
-                            : TensorMapRequest::Element::F16;
-      request.base = argumentPointers[map.argument];
-      request.sizes = tensor->sizes;
-      request.strides = tensor->strides;
-      request.box = map.box;
+      auto request = TensorMapRequest::of(map, tensor->dtype,
+                                          argumentPointers[map.argument],
+                                          tensor->sizes.data(),
+                                          tensor->strides.data());
       TensorMapBytes bytes;
       if (!driver->tensorMap(request, bytes, error))
         return fail(error + " (the kernel loads with TMA: "

@@ -9,6 +9,8 @@
 #ifndef ATTN_RUNTIME_CUDADRIVER_H
 #define ATTN_RUNTIME_CUDADRIVER_H
 
+#include "attn/Support/Types.h"
+
 #include <array>
 #include <cstddef>
 #include <deque>
@@ -47,9 +49,18 @@ bool parseTensorMapParams(const std::string &text,
 /// What a tensor map describes: a strided tensor in device memory (sizes
 /// and strides in elements, the innermost dimension last).
 struct TensorMapRequest {
-  enum class Element { F16, BF16, F32 } element = Element::F16;
+  ::attn::DType element = ::attn::DType::F16;
   DevicePtr base = 0;
   std::vector<int64_t> sizes, strides, box;
+  /// `map`'s box over the tensor of `element`s at `base` whose first
+  /// map.box.size() sizes and strides are given.
+  static TensorMapRequest of(const TensorMapParam &map, ::attn::DType element,
+                             DevicePtr base, const int64_t *sizes,
+                             const int64_t *strides) {
+    size_t rank = map.box.size();
+    return {element, base, std::vector<int64_t>(sizes, sizes + rank),
+            std::vector<int64_t>(strides, strides + rank), map.box};
+  }
 };
 
 class KernelParams {

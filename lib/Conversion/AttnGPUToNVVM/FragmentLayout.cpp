@@ -93,6 +93,12 @@ Value mlir::attngpu::dynamicSharedMemory(OpBuilder &b, Location loc, Operation *
   return memref::GetGlobalOp::create(b, loc, rawType, kSymbol);
 }
 
+Value mlir::attngpu::sharedAddress(OpBuilder &b, Location loc, Value memref) {
+  return arith::IndexCastUIOp::create(
+      b, loc, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
+}
+
 Value mlir::attngpu::indexConstant(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }

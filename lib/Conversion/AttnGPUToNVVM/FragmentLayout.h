@@ -49,6 +49,10 @@ MemRefType sharedMemRefType(SharedType type);
 /// extern array, declared in the gpu.module of `op` on first use).
 Value dynamicSharedMemory(OpBuilder &b, Location loc, Operation *op);
 
+/// The shared-window address (i64) of the first element of `memref`, a
+/// shared buffer's view (wgmma descriptors, TMA destinations, mbarriers).
+Value sharedAddress(OpBuilder &b, Location loc, Value memref);
+
 /// This thread's coordinates, created at the builder's insertion point.
 struct ThreadCoords {
   Value threadId, warp, lane, group /* lane / 4 */, inGroup /* lane % 4 */;

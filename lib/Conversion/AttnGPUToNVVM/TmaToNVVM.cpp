@@ -31,11 +31,8 @@ Type sharedPointerType(MLIRContext *context) {
 
 /// The shared-window address of `memref`'s first element as !llvm.ptr<3>.
 Value sharedPointer(OpBuilder &b, Location loc, Value memref) {
-  Value address = arith::IndexCastUIOp::create(
-      b, loc, b.getI64Type(),
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
   return LLVM::IntToPtrOp::create(b, loc, sharedPointerType(b.getContext()),
-                                  address);
+                                  sharedAddress(b, loc, memref));
 }
 
 /// `pointer` + `bytes` (i64 or index).

@@ -45,8 +45,7 @@ Value descriptor(OpBuilder &b, Location loc, Value buffer, Value byteOffset,
     return arith::ConstantIntOp::create(b, loc, i64, int64_t(v));
   };
   // Shared-window addresses are below 256 KiB: (address >> 4) fits 14 bits.
-  Value pointer = arith::IndexCastUIOp::create(
-      b, loc, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer));
+  Value pointer = sharedAddress(b, loc, buffer);
   Value address = arith::AddIOp::create(b, loc, pointer, byteOffset);
   Value start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, address, constant(0x3FFFF)),

@@ -69,6 +69,12 @@ LogicalResult checkScheduleCovers(func::FuncOp kernel,
 /// Tile values carried in registers: per-row f32 values (rank 1) and f32
 /// accumulators (rank 2, columns as the schedule holds them). Other types
 /// are kept as they are.
+/// Where the schedule keeps a tile value in registers: f32 per-row values
+/// (rank 1), f32 accumulators (rank 2), or nowhere (None). The one rule the
+/// type converter applies and the coverage check enforces.
+enum class RegisterTileKind { None, Rows, Accumulator };
+RegisterTileKind registerTileKind(RankedTensorType type);
+
 class RegisterTileTypeConverter : public TypeConverter {
 public:
   RegisterTileTypeConverter(MLIRContext *context,

@@ -150,19 +150,32 @@ FailureOr<KernelSchedule> mlir::attn::to_attngpu::chooseKernelSchedule(
   return schedule;
 }
 
+RegisterTileKind mlir::attn::to_attngpu::registerTileKind(
+    RankedTensorType type) {
+  if (!type.getElementType().isF32())
+    return RegisterTileKind::None;
+  if (type.getRank() == 1)
+    return RegisterTileKind::Rows;
+  if (type.getRank() == 2)
+    return RegisterTileKind::Accumulator;
+  return RegisterTileKind::None;
+}
+
 RegisterTileTypeConverter::RegisterTileTypeConverter(
     MLIRContext *context, const KernelSchedule &schedule) {
   addConversion([](Type type) { return type; });
   addConversion([=](RankedTensorType type) -> std::optional<Type> {
-    if (!type.getElementType().isF32())
-      return std::nullopt;
-    if (type.getRank() == 1)
+    switch (registerTileKind(type)) {
+    case RegisterTileKind::Rows:
       return ag::TileType::get(context, type.getShape(), type.getElementType(),
                                schedule.rows(context));
-    if (type.getRank() == 2)
+    case RegisterTileKind::Accumulator:
       return ag::TileType::get(
           context, {type.getDimSize(0), scheduleColumns(type.getDimSize(1))},
           type.getElementType(), schedule.accumulator(context));
-    return std::nullopt;
+    case RegisterTileKind::None:
+      return std::nullopt;
+    }
+    llvm_unreachable("unknown register tile kind");
   });
 }

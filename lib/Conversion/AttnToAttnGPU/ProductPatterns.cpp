@@ -55,6 +55,17 @@ Value zeroAccumulator(OpBuilder &b, Location loc, ag::TileType type) {
   return ag::SplatOp::create(b, loc, type, b.getF64FloatAttr(0.0));
 }
 
+/// acc + a * b on wgmma (B from stage 0 of its buffer; A from stage 0 of
+/// a buffer, or from registers), waited for at once.
+Value waitedWgmma(OpBuilder &b, Location loc, Value a, Value bBuffer,
+                  Value acc, bool transposeB) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value aStage = isa<ag::SharedType>(a.getType()) ? zero : Value();
+  Value product = ag::WgmmaOp::create(b, loc, acc.getType(), a, aStage,
+                                      bBuffer, zero, acc, transposeB);
+  return ag::WgmmaWaitOp::create(b, loc, ValueRange{product}, 0).getResult(0);
+}
+
 struct DotToMma : OpConversionPattern<DotOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -74,13 +85,9 @@ struct DotToMma : OpConversionPattern<DotOp> {
     if (schedule.wgmma()) {
       Value init = adaptor.getAcc() ? adaptor.getAcc()
                                     : zeroAccumulator(rewriter, loc, accType);
-      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value product =
-          ag::WgmmaOp::create(rewriter, loc, accType, adaptor.getA(), zero,
-                              adaptor.getB(), zero, init, /*transpose_b=*/true);
-      rewriter.replaceOp(
-          dot, ag::WgmmaWaitOp::create(rewriter, loc, ValueRange{product}, 0)
-                   .getResult(0));
+      rewriter.replaceOp(dot, waitedWgmma(rewriter, loc, adaptor.getA(),
+                                          adaptor.getB(), init,
+                                          /*transposeB=*/true));
       return success();
     }
     Value a = readShared(rewriter, loc, adaptor.getA(), {m, k},
@@ -125,12 +132,8 @@ struct OnlineSoftmaxToStep : OpConversionPattern<OnlineSoftmaxOp> {
     Value updated;
     if (schedule.wgmma()) {
       waitForCopy(rewriter, loc, adaptor.getValues());
-      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value product = ag::WgmmaOp::create(rewriter, loc, rescaled.getType(), p,
-                                          Value(), adaptor.getValues(), zero,
-                                          rescaled, /*transpose_b=*/false);
-      updated = ag::WgmmaWaitOp::create(rewriter, loc, ValueRange{product}, 0)
-                    .getResult(0);
+      updated = waitedWgmma(rewriter, loc, p, adaptor.getValues(), rescaled,
+                            /*transposeB=*/false);
     } else {
       Value v = readShared(rewriter, loc, adaptor.getValues(), {keys, dv},
                            schedule.operandB(context), /*transpose=*/false);

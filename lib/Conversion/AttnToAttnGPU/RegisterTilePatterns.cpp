@@ -22,23 +22,15 @@ namespace ag = mlir::attngpu;
 
 namespace {
 
-struct ProgramIdToBlockId : OpConversionPattern<ProgramIdOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// A grid query of the tile program (program_id, num_programs) as the gpu
+/// op of the same dimension (block_id, grid_dim).
+template <typename ProgramOp, typename GpuOp>
+struct ProgramQueryToGpu : OpConversionPattern<ProgramOp> {
+  using OpConversionPattern<ProgramOp>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(ProgramIdOp op, OpAdaptor adaptor,
+  matchAndRewrite(ProgramOp op, typename ProgramOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<gpu::BlockIdOp>(
-        op, static_cast<gpu::Dimension>(op.getDim()));
-    return success();
-  }
-};
-
-struct NumProgramsToGridDim : OpConversionPattern<NumProgramsOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(NumProgramsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<gpu::GridDimOp>(
+    rewriter.replaceOpWithNewOp<GpuOp>(
         op, static_cast<gpu::Dimension>(op.getDim()));
     return success();
   }
@@ -122,7 +114,9 @@ struct TruncFIntoStore : OpConversionPattern<arith::TruncFOp> {
 
 void mlir::attn::to_attngpu::populateRegisterTilePatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<ProgramIdToBlockId, NumProgramsToGridDim, ReturnToGpuReturn,
+  patterns.add<ProgramQueryToGpu<ProgramIdOp, gpu::BlockIdOp>,
+               ProgramQueryToGpu<NumProgramsOp, gpu::GridDimOp>,
+               ReturnToGpuReturn,
                MaskKVBoundToAttnGPU, MaskCausalToAttnGPU, FinalizeToAttnGPU,
                SplatConstantToSplat, TruncFIntoStore>(converter,
                                                       patterns.getContext());

@@ -115,15 +115,17 @@ private:
   /// and accumulators with columns a multiple of 8.
   LogicalResult registerType(Operation *op, Type type) {
     auto tensor = cast<RankedTensorType>(type);
-    bool f32 = tensor.getElementType().isF32();
-    if (f32 && tensor.getRank() == 1)
+    switch (registerTileKind(tensor)) {
+    case RegisterTileKind::Rows:
       return success();
-    if (f32 && tensor.getRank() == 2) {
+    case RegisterTileKind::Accumulator:
       if (tensor.getDimSize(1) % 8 != 0)
         return op->emitOpError()
                << "carries a " << type << " tile: accumulator columns must "
                << "be a multiple of 8";
       return success();
+    case RegisterTileKind::None:
+      break;
     }
     return op->emitOpError() << "carries a " << type
                              << " tile the attngpu schedule keeps nowhere";
