@@ -102,6 +102,25 @@ attn_status attn_kernel_launch(const attn_kernel *kernel, const attn_tensor *q,
                                const attn_tensor *o, const attn_tensor *lse,
                                const float *scale, void *stream);
 
+/** What attn_kernel_launch_ex takes beyond attn_kernel_launch's arguments;
+ *  all zero means attn_kernel_launch's behaviour. */
+typedef struct attn_launch_options {
+  /** Split-KV (flash-decoding): the keys of each (batch, head) split into
+   *  this many ranges, attended separately and merged. 0: chosen at launch
+   *  (CUDA: when the grid would leave SMs idle; CPU: 1); 1: no split. The
+   *  library keeps the partials' workspace per stream (grown outside CUDA
+   *  graph capture: launch once before capturing). */
+  int64_t kv_splits;
+} attn_launch_options;
+
+/** attn_kernel_launch with `options` (NULL: the defaults). */
+attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
+                                  const attn_tensor *q, const attn_tensor *k,
+                                  const attn_tensor *v, const attn_tensor *o,
+                                  const attn_tensor *lse, const float *scale,
+                                  void *stream,
+                                  const attn_launch_options *options);
+
 /** Drops the caller's reference (the cache keeps its own). NULL is fine. */
 void attn_kernel_release(attn_kernel *kernel);
 

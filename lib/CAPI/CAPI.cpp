@@ -113,10 +113,22 @@ attn_status attn_kernel_launch(const attn_kernel *kernel, const attn_tensor *q,
                                const attn_tensor *k, const attn_tensor *v,
                                const attn_tensor *o, const attn_tensor *lse,
                                const float *scale, void *stream) {
+  return attn_kernel_launch_ex(kernel, q, k, v, o, lse, scale, stream,
+                               nullptr);
+}
+
+attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
+                                  const attn_tensor *q, const attn_tensor *k,
+                                  const attn_tensor *v, const attn_tensor *o,
+                                  const attn_tensor *lse, const float *scale,
+                                  void *stream,
+                                  const attn_launch_options *options) {
   if (!kernel)
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                     "attn_kernel_launch: kernel is NULL");
   LaunchArgs args;
+  if (options)
+    args.kvSplits = options->kv_splits;
   std::string error;
   if (!toTensor(q, args.q, "Q", error) || !toTensor(k, args.k, "K", error) ||
       !toTensor(v, args.v, "V", error) || !toTensor(o, args.o, "O", error) ||

@@ -11,9 +11,15 @@
 #include "attn/Pipelines/GpuChips.h"
 #include "attn/Runtime/CudaDriver.h"
 
+#include "attn/Schedule/ScheduleTable.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <vector>
 
 using namespace attn;
 
@@ -35,6 +41,8 @@ std::string AttentionSpec::validate() const {
     return "unknown causal alignment " + std::to_string(int(causal));
   if (int(dtype) < 0 || int(dtype) > 2)
     return "unknown dtype " + std::to_string(int(dtype));
+  if (int(part) < 0 || int(part) > 2)
+    return "unknown kernel part " + std::to_string(int(part));
   return "";
 }
 
@@ -43,7 +51,10 @@ std::string AttentionSpec::str() const {
          " d=" + std::to_string(headDim) +
          " dv=" + std::to_string(effectiveHeadDimV()) +
          " causal=" + causalKindName(causal) +
-         " gqa=" + std::to_string(gqaRatio) + " lse=" + (withLse ? "1" : "0");
+         " gqa=" + std::to_string(gqaRatio) + " lse=" + (withLse ? "1" : "0") +
+         (part == Part::SplitPartials  ? " part=split-partials"
+          : part == Part::SplitCombine ? " part=split-combine"
+                                       : "");
 }
 
 /// The chips the compiler serves (GpuChips.h): checked here, before any
@@ -169,7 +180,132 @@ bool checkTensor(const TensorRef &t, const char *name, int rank,
   }
   return true;
 }
+/// LaunchArgs::kvSplits = 0: on CUDA the schedule table's choice for the
+/// device's SMs (1 where the count cannot be read); 1 on the CPU, whose
+/// few cores the batch and heads keep busy.
+int64_t autoKvSplits(const Target &target, int64_t programs, int64_t keys) {
+  if (target.kind != Target::Kind::Cuda)
+    return 1;
+  std::string error;
+  mlir::attn::CudaDriver *driver = mlir::attn::CudaDriver::get(error);
+  int count = 0;
+  if (!driver || !driver->multiprocessorCount(count, error))
+    return 1;
+  return mlir::attn::chooseKvSplits(programs, keys, count);
+}
+
+/// A contiguous f32 tensor of `sizes` at `data`.
+TensorRef contiguousF32(void *data, int rank, const int64_t *sizes) {
+  TensorRef t;
+  t.data = data;
+  t.rank = rank;
+  int64_t stride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    t.sizes[i] = sizes[i];
+    t.strides[i] = stride;
+    stride *= sizes[i];
+  }
+  return t;
+}
+
+/// Device memory for split-KV partials, one buffer per (context, stream)
+/// so that launches on different streams never share one. A buffer only
+/// grows, and a replaced one is kept: kernels still in flight, or captured
+/// into a CUDA graph, may use it.
+class SplitWorkspaces {
+public:
+  static SplitWorkspaces &get() {
+    static SplitWorkspaces *workspaces = new SplitWorkspaces();
+    return *workspaces;
+  }
+  bool reserve(mlir::attn::CudaDriver &driver, void *stream, size_t bytes,
+               void *&data, std::string &error) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Buffer &buffer = buffers[{driver.currentContext(), stream}];
+    if (buffer.bytes < bytes) {
+      if (driver.capturing(stream)) {
+        error = "split-KV needs a workspace of " + std::to_string(bytes) +
+                " bytes on this stream, which cannot be allocated while it "
+                "is captured into a CUDA graph: launch once before capture";
+        return false;
+      }
+      mlir::attn::DevicePtr ptr = 0;
+      size_t grown = std::max(bytes, 2 * buffer.bytes);
+      if (!driver.allocate(grown, ptr, error))
+        return false;
+      if (buffer.data)
+        retired.push_back(buffer.data);
+      buffer.data = reinterpret_cast<void *>(uintptr_t(ptr));
+      buffer.bytes = grown;
+    }
+    data = buffer.data;
+    return true;
+  }
+
+private:
+  struct Buffer {
+    void *data = nullptr;
+    size_t bytes = 0;
+  };
+  std::mutex mutex;
+  std::map<std::pair<void *, void *>, Buffer> buffers;
+  std::vector<void *> retired;
+};
+
 } // namespace
+
+bool Kernel::launchSplit(const LaunchArgs &args, float scale, int64_t splits,
+                         std::string &error) const {
+  int64_t B = args.q.sizes[0], H = args.q.sizes[1], SQ = args.q.sizes[2],
+          DV = spec_.effectiveHeadDimV();
+  if (target_.kind == Target::Kind::Cuda)
+    splits = std::min<int64_t>(splits, 65535 / (B * H)); // the grid's y
+  AttentionSpec partialSpec = spec_, combineSpec = spec_;
+  partialSpec.part = AttentionSpec::Part::SplitPartials;
+  partialSpec.withLse = false; // the partials always have one
+  combineSpec.part = AttentionSpec::Part::SplitCombine;
+  auto partials = getKernel(partialSpec, target_, error);
+  if (!partials)
+    return false;
+  auto combine = getKernel(combineSpec, target_, error);
+  if (!combine)
+    return false;
+
+  // Workspace: the partial outputs, then their LSEs (f32, contiguous).
+  int64_t outSizes[4] = {splits * B, H, SQ, DV};
+  int64_t lseSizes[3] = {splits * B, H, SQ};
+  size_t outFloats = size_t(splits * B * H * SQ * DV);
+  size_t bytes = (outFloats + size_t(splits * B * H * SQ)) * sizeof(float);
+  void *data = nullptr;
+  if (target_.kind == Target::Kind::Cuda) {
+    mlir::attn::CudaDriver *driver = mlir::attn::CudaDriver::get(error);
+    if (!driver ||
+        !SplitWorkspaces::get().reserve(*driver, args.stream, bytes, data,
+                                        error))
+      return false;
+  } else {
+    thread_local std::vector<float> host;
+    if (host.size() * sizeof(float) < bytes)
+      host.resize(bytes / sizeof(float));
+    data = host.data();
+  }
+  TensorRef outPartials = contiguousF32(data, 4, outSizes);
+  TensorRef lsePartials = contiguousF32(
+      static_cast<float *>(data) + outFloats, 3, lseSizes);
+
+  LaunchArgs partialArgs = args;
+  partialArgs.o = outPartials;
+  partialArgs.lse = lsePartials;
+  if (!runOther(*partials, partialArgs, scale,
+                partials->queryPrograms(SQ), splits * B * H, error))
+    return false;
+  // The combine's arguments travel as: q = partials, k = their LSEs.
+  LaunchArgs combineArgs = args;
+  combineArgs.q = outPartials;
+  combineArgs.k = lsePartials;
+  return runOther(*combine, combineArgs, scale, combine->queryPrograms(SQ),
+                  B * H, error);
+}
 
 bool Kernel::launch(const LaunchArgs &args, std::string &error,
                     Failure *failure) const {
@@ -242,6 +378,57 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
   if (SKV == 0) {
     error = "K and V have no keys (seq_kv is 0): the softmax is undefined";
     return false;
+  }
+  if (args.kvSplits < 0) {
+    error = "kv_splits must be 0 (chosen at launch), 1 (no split) or more, "
+            "got " + std::to_string(args.kvSplits);
+    return false;
+  }
+  if (spec_.part != AttentionSpec::Part::Whole && args.kvSplits > 1) {
+    error = "a split-KV part kernel cannot itself be split";
+    return false;
+  }
+  // Single-query decode with GQA: the query heads that share a K/V head
+  // are the rows of one query block (a view: their stride is the head
+  // stride), so K and V are read once per K/V head. Bottom-right causal
+  // with one query sees every key, as no mask does.
+  if (spec_.part == AttentionSpec::Part::Whole && SQ == 1 &&
+      spec_.gqaRatio > 1 && spec_.causal != CausalKind::TopLeft) {
+    AttentionSpec packed = spec_;
+    packed.gqaRatio = 1;
+    packed.causal = CausalKind::None;
+    auto kernel = getKernel(packed, target_, error);
+    if (!kernel) {
+      kind = Failure::Runtime;
+      return false;
+    }
+    int64_t G = spec_.gqaRatio;
+    LaunchArgs view = args;
+    for (TensorRef *t : {&view.q, &view.o}) {
+      int64_t headStride = t->strides[1];
+      t->sizes[1] = H / G;
+      t->sizes[2] = G;
+      t->strides[1] = headStride * G;
+      t->strides[2] = headStride;
+    }
+    if (spec_.withLse) {
+      int64_t headStride = view.lse.strides[1];
+      view.lse.sizes[1] = H / G;
+      view.lse.sizes[2] = G;
+      view.lse.strides[1] = headStride * G;
+      view.lse.strides[2] = headStride;
+    }
+    return kernel->launch(view, error, failure);
+  }
+  int64_t splits = args.kvSplits;
+  if (splits == 0)
+    splits = autoKvSplits(target_, queryPrograms(SQ) * B * H, SKV);
+  if (splits > 1 && spec_.part == AttentionSpec::Part::Whole) {
+    kind = Failure::Runtime;
+    if (!launchSplit(args, scale, splits, error))
+      return false;
+    kind = Failure::None;
+    return true;
   }
   int64_t gridX = queryPrograms(SQ), gridY = B * H;
   if (target_.kind == Target::Kind::Cuda && gridY > 65535) {

@@ -63,12 +63,6 @@ void CpuExecutable::launch(StridedMemRefDescriptor<4> *q,
                            StridedMemRefDescriptor<4> *o,
                            StridedMemRefDescriptor<3> *lse, float scale,
                            int64_t n0, int64_t n1, unsigned threads) const {
-  int64_t total = n0 * n1;
-  if (total <= 0)
-    return;
-  if (threads == 0)
-    threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = unsigned(std::max<int64_t>(1, std::min<int64_t>(threads, total)));
   using D4 = StridedMemRefDescriptor<4> *;
   using D3 = StridedMemRefDescriptor<3> *;
   // The C interface of the grid entry: memrefs by descriptor pointer,
@@ -91,6 +85,38 @@ void CpuExecutable::launch(StridedMemRefDescriptor<4> *q,
                                 int64_t)>(entry)(q, k, v, o, begin, end, n0,
                                                  n1);
   };
+  runGrid(runRange, n0, n1, threads);
+}
+
+void CpuExecutable::launchCombine(StridedMemRefDescriptor<4> *partials,
+                                  StridedMemRefDescriptor<3> *partialLse,
+                                  StridedMemRefDescriptor<4> *o,
+                                  StridedMemRefDescriptor<3> *lse, int64_t n0,
+                                  int64_t n1, unsigned threads) const {
+  using D4 = StridedMemRefDescriptor<4> *;
+  using D3 = StridedMemRefDescriptor<3> *;
+  auto runRange = [&](int64_t begin, int64_t end) {
+    if (hasLse)
+      reinterpret_cast<void (*)(D4, D3, D4, D3, int64_t, int64_t, int64_t,
+                                int64_t)>(entry)(partials, partialLse, o, lse,
+                                                 begin, end, n0, n1);
+    else
+      reinterpret_cast<void (*)(D4, D3, D4, int64_t, int64_t, int64_t,
+                                int64_t)>(entry)(partials, partialLse, o,
+                                                 begin, end, n0, n1);
+  };
+  runGrid(runRange, n0, n1, threads);
+}
+
+void CpuExecutable::runGrid(
+    const std::function<void(int64_t, int64_t)> &runRange, int64_t n0,
+    int64_t n1, unsigned threads) {
+  int64_t total = n0 * n1;
+  if (total <= 0)
+    return;
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = unsigned(std::max<int64_t>(1, std::min<int64_t>(threads, total)));
   if (threads == 1) {
     runRange(0, total);
     return;

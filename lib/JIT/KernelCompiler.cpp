@@ -53,8 +53,29 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
   auto lseType =
       MemRefType::get({dyn, dyn, dyn}, b.getF32Type(),
                       StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, dyn}));
-  SmallVector<Type> inputs = {qkType, qkType, voType, voType};
-  if (spec.withLse)
+  auto partialsType = MemRefType::get({dyn, dyn, dyn, spec.effectiveHeadDimV()},
+                                      b.getF32Type(), layout);
+  using Part = AttentionSpec::Part;
+  if (spec.part == Part::SplitCombine) {
+    SmallVector<Type> inputs = {partialsType, lseType, voType};
+    if (spec.withLse)
+      inputs.push_back(lseType);
+    auto func = func::FuncOp::create(b, loc, kGeneratedKernelName,
+                                     b.getFunctionType(inputs, {}));
+    Block *entry = func.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    auto args = entry->getArguments();
+    CombineSplitsOp::create(b, loc, args[0], args[1], args[2],
+                            spec.withLse ? args[3] : Value());
+    func::ReturnOp::create(b, loc);
+    return module;
+  }
+  // The partials of a split-KV launch: f32 output, always an LSE.
+  bool partials = spec.part == Part::SplitPartials;
+  bool withLse = spec.withLse || partials;
+  SmallVector<Type> inputs = {qkType, qkType, voType,
+                              partials ? partialsType : voType};
+  if (withLse)
     inputs.push_back(lseType);
   inputs.push_back(b.getF32Type());
   auto func = func::FuncOp::create(b, loc, kGeneratedKernelName,
@@ -67,10 +88,13 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
   else if (spec.causal == CausalKind::BottomRight)
     causal = CausalAlignment::bottom_right;
   auto args = entry->getArguments();
-  FlashAttentionOp::create(b, loc, args[0], args[1], args[2], args[3],
-                           spec.withLse ? args[4] : Value(), args.back(),
-                           CausalAlignmentAttr::get(ctx, causal),
-                           b.getI64IntegerAttr(spec.gqaRatio));
+  auto op = FlashAttentionOp::create(b, loc, args[0], args[1], args[2],
+                                     args[3], withLse ? args[4] : Value(),
+                                     args.back(),
+                                     CausalAlignmentAttr::get(ctx, causal),
+                                     b.getI64IntegerAttr(spec.gqaRatio));
+  if (partials)
+    op.setKvSplits(true);
   func::ReturnOp::create(b, loc);
   return module;
 }

@@ -30,9 +30,17 @@ public:
 private:
   bool run(const LaunchArgs &args, float scale, int64_t gridX, int64_t gridY,
            std::string &) const override {
+    auto lse = describe<3>(args.lse);
+    if (spec().part == AttentionSpec::Part::SplitCombine) {
+      // The combine's arguments travel as: q = partials, k = their LSEs.
+      auto partials = describe<4>(args.q), o = describe<4>(args.o);
+      auto partialLse = describe<3>(args.k);
+      exe->launchCombine(&partials, &partialLse, &o, &lse, gridX, gridY,
+                         args.threads);
+      return true;
+    }
     auto q = describe<4>(args.q), k = describe<4>(args.k),
          v = describe<4>(args.v), o = describe<4>(args.o);
-    auto lse = describe<3>(args.lse);
     exe->launch(&q, &k, &v, &o, &lse, scale, gridX, gridY, args.threads);
     return true;
   }
@@ -85,12 +93,25 @@ private:
       return false;
     }
     mlir::attn::KernelParams params;
+    auto add = [&](const TensorRef &t, int rank) {
+      params.addMemRef(mlir::attn::DevicePtr(uintptr_t(t.data)), t.sizes,
+                       t.strides, rank);
+    };
+    if (spec().part == AttentionSpec::Part::SplitCombine) {
+      // The combine's arguments travel as: q = partials, k = their LSEs.
+      add(args.q, 4);
+      add(args.k, 3);
+      add(args.o, 4);
+      if (spec().withLse)
+        add(args.lse, 3);
+      return driver->launch(function, unsigned(gridX), unsigned(gridY),
+                            threads, sharedBytes, params.get(), error,
+                            args.stream);
+    }
     for (const TensorRef *t : {&args.q, &args.k, &args.v, &args.o})
-      params.addMemRef(mlir::attn::DevicePtr(uintptr_t(t->data)), t->sizes,
-                       t->strides, 4);
-    if (spec().withLse)
-      params.addMemRef(mlir::attn::DevicePtr(uintptr_t(args.lse.data)),
-                       args.lse.sizes, args.lse.strides, 3);
+      add(*t, 4);
+    if (spec().withLse || spec().part == AttentionSpec::Part::SplitPartials)
+      add(args.lse, 3);
     params.addF32(scale);
     // TMA kernels: each tensor map after the others, by value (argument
     // indices as the ABI orders them: Q, K, V, O, then the LSE).
@@ -156,8 +177,11 @@ attn::detail::makeKernel(const AttentionSpec &spec, const Target &target,
   if (target.kind == Target::Kind::Cuda)
     return std::make_shared<CudaKernel>(spec, target, schedule,
                                         std::move(code));
-  auto exe = CpuExecutable::load(code.payload, code.kernelName, spec.withLse,
-                                 /*hasScale=*/true, error);
+  using Part = AttentionSpec::Part;
+  auto exe = CpuExecutable::load(
+      code.payload, code.kernelName,
+      spec.withLse || spec.part == Part::SplitPartials,
+      /*hasScale=*/spec.part != Part::SplitCombine, error);
   if (!exe)
     return nullptr;
   return std::make_shared<CpuKernel>(spec, target, code.blockM,

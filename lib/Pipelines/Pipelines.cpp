@@ -47,6 +47,7 @@ void mlir::attn::buildTileProgramPipeline(OpPassManager &pm,
   expand.numWarps = options.numWarps;
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createAttnExpandFlashAttention(expand));
+  funcPm.addPass(createAttnExpandCombineSplits());
   funcPm.addPass(createAttnBoundaryCheck());
   funcPm.addPass(createAttnCausalSplit());
   funcPm.addPass(createAttnLayoutOrder());

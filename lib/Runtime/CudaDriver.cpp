@@ -153,6 +153,16 @@ bool CudaDriver::computeCapability(int &major, int &minor,
                error);
 }
 
+bool CudaDriver::multiprocessorCount(int &count, std::string &error) const {
+  constexpr int kMultiprocessorCount = 16; // CU_DEVICE_ATTRIBUTE_...
+  CUdevice device;
+  auto attribute = as<CUresult (*)(int *, int, CUdevice)>(cuDeviceGetAttribute);
+  return check(as<CUresult (*)(CUdevice *)>(cuCtxGetDevice)(&device),
+               "cuCtxGetDevice", error) &&
+         check(attribute(&count, kMultiprocessorCount, device),
+               "cuDeviceGetAttribute", error);
+}
+
 bool CudaDriver::allocate(size_t bytes, DevicePtr &ptr, std::string &error) {
   CUdeviceptr p = 0;
   if (!check(as<CUresult (*)(CUdeviceptr *, size_t)>(cuMemAlloc)(

@@ -9,6 +9,7 @@
 #include "attn/Schedule/ScheduleTable.h"
 #include "attn/Schedule/ScheduleSettings.h"
 
+#include <algorithm>
 
 using namespace mlir::attn;
 
@@ -191,4 +192,13 @@ int64_t mlir::attn::scheduleColumns(int64_t columns) {
   if (columns % 16 != 0 && columns % 8 == 0)
     return columns + 8;
   return columns;
+}
+
+int64_t mlir::attn::chooseKvSplits(int64_t programs, int64_t keys,
+                                   int64_t multiprocessors) {
+  if (programs <= 0 || multiprocessors <= 0 || programs >= multiprocessors)
+    return 1;
+  int64_t wanted = (2 * multiprocessors + programs - 1) / programs;
+  int64_t longest = std::max<int64_t>(1, keys / kMinKeysPerSplit);
+  return std::max<int64_t>(1, std::min({wanted, longest, kMaxKvSplits}));
 }

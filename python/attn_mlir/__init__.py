@@ -283,7 +283,7 @@ def _check_scale(scale):
 
 
 def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
-                    return_lse=False):
+                    return_lse=False, num_splits=0):
     """softmax(scale * q @ k^T + mask) @ v, computed by a compiled kernel.
 
     q: [B, H, SQ, D], k: [B, HKV, SKV, D], v: [B, HKV, SKV, DV] for
@@ -294,13 +294,26 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     scale: softmax scale, default 1/sqrt(D). Returns the output in q's
     layout and kind (and the float32 LSE [B, H, SQ], natural log, when
     return_lse). A fully masked query row gives output 0 and LSE -inf.
+    num_splits: split-KV (flash-decoding, flash_attn's name): the keys of
+    each (batch, head) are split into this many ranges attended separately
+    and merged; 0 (default) chooses at launch (on CUDA when the grid would
+    leave SMs idle, as in decoding; 1 on the CPU), 1 never splits. Ranges
+    are whole key blocks: more splits than blocks leaves some empty.
 
     torch tensors (CPU or CUDA, all on one device) go through the torch
     operator attn_mlir::flash_attention (see the module's docstring); it
     raises on inputs that require grad while grad mode is on (no backward
     yet).
     """
+    if (isinstance(num_splits, bool) or not isinstance(num_splits, int)
+            or num_splits < 0):
+        raise ValueError(f"num_splits must be an int >= 0 (0: chosen at "
+                         f"launch), got {num_splits!r}")
     if _is_torch(q) or _is_torch(k) or _is_torch(v):
+        if num_splits:
+            raise NotImplementedError(
+                "num_splits with torch tensors: not yet (the torch operator "
+                "chooses the split count at launch)")
         return (_torch_front or _load_torch_front()).flash_attention(
             q, k, v, causal, scale, layout, return_lse)
     adapter = _adapter_for(q, k, v)
@@ -348,9 +361,10 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
         scale_arg = ctypes.byref(ctypes.c_float(scale)) \
             if scale is not None else None
         # `handle` stays referenced until the call returns (see _KernelHandle).
-        _check(_capi.lib.attn_kernel_launch(
+        options = _capi.LaunchOptions(kv_splits=num_splits)
+        _check(_capi.lib.attn_kernel_launch_ex(
             handle.value, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
-            adapter.stream(q)))
+            adapter.stream(q), ctypes.byref(options)))
     return (out, lse) if return_lse else out
 
 

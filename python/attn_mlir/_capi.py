@@ -46,6 +46,10 @@ class KernelInfo(ctypes.Structure):
     ]
 
 
+class LaunchOptions(ctypes.Structure):
+    _fields_ = [("kv_splits", ctypes.c_int64)]
+
+
 class CacheStats(ctypes.Structure):
     _fields_ = [
         ("memory_hits", ctypes.c_uint64),
@@ -100,6 +104,9 @@ def _load():
     lib.attn_kernel_launch.restype = c_int
     lib.attn_kernel_launch.argtypes = [ctypes.c_void_p] + [p(Tensor)] * 5 + [
         p(ctypes.c_float), ctypes.c_void_p]
+    lib.attn_kernel_launch_ex.restype = c_int
+    lib.attn_kernel_launch_ex.argtypes = [ctypes.c_void_p] + [p(Tensor)] * 5 + [
+        p(ctypes.c_float), ctypes.c_void_p, p(LaunchOptions)]
     lib.attn_kernel_release.restype = None
     lib.attn_kernel_release.argtypes = [ctypes.c_void_p]
     lib.attn_cache_get_stats.restype = c_int

@@ -51,6 +51,12 @@ struct AttentionSpec {
   int64_t gqaRatio = 1;
   /// Whether the kernel also writes the log-sum-exp of each query row.
   bool withLse = false;
+  /// Which kernel of the attention. Users ask for Whole; a split-KV launch
+  /// (LaunchArgs::kvSplits) runs two the library gets itself: SplitPartials
+  /// (each key range's f32 output and LSE, stacked along the batch) and
+  /// SplitCombine (their merge into O and the LSE).
+  enum class Part { Whole, SplitPartials, SplitCombine };
+  Part part = Part::Whole;
 
   /// headDimV, or headDim when it is 0.
   int64_t effectiveHeadDimV() const { return headDimV ? headDimV : headDim; }
@@ -98,6 +104,12 @@ struct LaunchArgs {
   void *stream = nullptr;
   /// CPU: worker threads (0: all hardware threads).
   unsigned threads = 0;
+  /// Split-KV (flash-decoding): the keys of each (batch, head) are split
+  /// into this many ranges attended by separate programs, whose partial
+  /// results a second kernel merges. 0: chosen at launch (on CUDA, when
+  /// the grid would leave SMs idle; 1 on the CPU); 1: no split. Ranges are
+  /// whole key blocks, so more splits than key blocks leaves some empty.
+  int64_t kvSplits = 0;
 };
 
 /// Where getKernel found a kernel.
@@ -143,6 +155,11 @@ protected:
   }
 
 private:
+  /// Split-KV: the partials kernel over `splits` key ranges into a
+  /// workspace, then the combine kernel into O and the LSE.
+  bool launchSplit(const LaunchArgs &args, float scale, int64_t splits,
+                   std::string &error) const;
+
   AttentionSpec spec_;
   Target target_;
   int64_t blockM_;

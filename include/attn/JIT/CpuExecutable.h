@@ -10,6 +10,7 @@
 #define ATTN_JIT_CPUEXECUTABLE_H
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,9 +62,20 @@ public:
               StridedMemRefDescriptor<4> *v, StridedMemRefDescriptor<4> *o,
               StridedMemRefDescriptor<3> *lse, float scale, int64_t n0,
               int64_t n1, unsigned threads) const;
+  /// The same for a split-KV combine kernel (loaded with hasScale false),
+  /// which takes the partials, their LSEs, O, then the LSE when `hasLse`.
+  void launchCombine(StridedMemRefDescriptor<4> *partials,
+                     StridedMemRefDescriptor<3> *partialLse,
+                     StridedMemRefDescriptor<4> *o,
+                     StridedMemRefDescriptor<3> *lse, int64_t n0, int64_t n1,
+                     unsigned threads) const;
 
 private:
   CpuExecutable() = default;
+  /// Runs `range(begin, end)` over the programs of the n0 x n1 grid,
+  /// split among `threads` threads.
+  static void runGrid(const std::function<void(int64_t, int64_t)> &range,
+                      int64_t n0, int64_t n1, unsigned threads);
   std::unique_ptr<llvm::orc::LLJIT> jit;
   void *entry = nullptr;
   bool hasLse = false, hasScale = false;

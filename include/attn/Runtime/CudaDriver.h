@@ -111,6 +111,9 @@ public:
   /// Compute capability of the current context's device.
   bool computeCapability(int &major, int &minor, std::string &error) const;
 
+  /// Streaming multiprocessors of the current context's device.
+  bool multiprocessorCount(int &count, std::string &error) const;
+
   std::string deviceName() const { return name; }
 
   bool allocate(size_t bytes, DevicePtr &ptr, std::string &error);

@@ -65,6 +65,16 @@ struct ScheduleEntry {
 /// autotuner's candidates); only the default where nothing else has been.
 std::vector<ScheduleEntry> scheduleCandidates(const ScheduleKey &key);
 
+/// Split-KV: the key ranges each program's keys are split into, for a grid
+/// of `programs` (query blocks x batch x heads) over `keys` keys on a GPU
+/// of `multiprocessors` SMs. 1 when the grid fills the GPU; otherwise
+/// enough for two programs per SM, with at least kMinKeysPerSplit keys
+/// each (a range's prologue and merge cost about as much as that many
+/// keys) and at most kMaxKvSplits.
+inline constexpr int64_t kMinKeysPerSplit = 256, kMaxKvSplits = 128;
+int64_t chooseKvSplits(int64_t programs, int64_t keys,
+                       int64_t multiprocessors);
+
 } // namespace mlir::attn
 
 #endif // ATTN_SCHEDULE_SCHEDULETABLE_H

@@ -11,6 +11,7 @@
 #include "attn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -261,6 +262,9 @@ struct ConvertAttnGPUToNVVMPass
                            NVVM::NVVMDialect, nvgpu::NVGPUDialect,
                            vector::VectorDialect>();
     target.addIllegalDialect<AttnGPUDialect>();
+    // f32 exp2 / log2 become ex2.approx / lg2.approx, never libdevice calls.
+    target.addDynamicallyLegalOp<math::Exp2Op, math::Log2Op>(
+        [](Operation *op) { return !op->getResult(0).getType().isF32(); });
     // The casts between a tile and its fragments left where an unconverted
     // use remains (none in a complete kernel).
     target.addLegalOp<UnrealizedConversionCastOp>();

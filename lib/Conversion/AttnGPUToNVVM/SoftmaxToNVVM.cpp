@@ -11,6 +11,7 @@
 #include "attn/Conversion/AttnGPUToNVVM/AttnGPUToNVVM.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -457,9 +458,32 @@ struct FinalizeLowering : public OpConversionPattern<FinalizeOp> {
 
 } // namespace
 
+namespace {
+/// Scalar f32 exp2 / log2 (the split-KV combine's) as ex2.approx /
+/// lg2.approx, as the softmax's: the upstream lowering would call
+/// libdevice's __nv_exp2f / __nv_log2f.
+template <typename MathOp>
+struct ApproxMathLowering : OpConversionPattern<MathOp> {
+  using OpConversionPattern<MathOp>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MathOp op, typename MathOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getType().isF32())
+      return rewriter.notifyMatchFailure(op, "only scalar f32");
+    Value x = adaptor.getOperand();
+    rewriter.replaceOp(op, std::is_same_v<MathOp, math::Exp2Op>
+                               ? ex2(rewriter, op.getLoc(), x)
+                               : lg2(rewriter, op.getLoc(), x));
+    return success();
+  }
+};
+} // namespace
+
 void mlir::attngpu::populateSoftmaxToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<MaskKVBoundLowering, MaskCausalLowering, SoftmaxStepLowering,
-               ScaleRowsLowering, ConvertLayoutLowering, FinalizeLowering>(
-      converter, patterns.getContext());
+               ScaleRowsLowering, ConvertLayoutLowering, FinalizeLowering,
+               ApproxMathLowering<math::Exp2Op>,
+               ApproxMathLowering<math::Log2Op>>(converter,
+                                                 patterns.getContext());
 }

@@ -26,6 +26,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Pipelines/GpuChips.h"
 #include "attn/Schedule/ScheduleSettings.h"
@@ -61,6 +62,62 @@ gpu::GPUFuncOp moveIntoGpuFunc(func::FuncOp kernel, gpu::GPUModuleOp module,
   func->setAttr(ag::kScheduleAttrName, schedule.toAttr(kernel.getContext()));
   func.getBody().takeBody(kernel.getBody());
   return func;
+}
+
+/// A scalar kernel (attn.scalar_kernel: no tiles, such as the split-KV
+/// combine) as a gpu.func of its attn.num_warps warps: program ids become
+/// block ids, and each loop marked attn.across_threads is shared by the
+/// CTA's threads (thread t takes iterations t, t + threads, ...).
+void moveScalarKernel(func::FuncOp kernel, gpu::GPUModuleOp module) {
+  OpBuilder b(kernel.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  auto warps = kernel->getAttrOfType<IntegerAttr>("attn.num_warps");
+  int32_t threads = int32_t(warps ? warps.getInt() * 32 : 32);
+  auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getName(),
+                                     kernel.getFunctionType());
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+  func.getBody().takeBody(kernel.getBody());
+  SmallVector<Operation *> grid, returns;
+  SmallVector<scf::ForOp> shared;
+  func.walk([&](Operation *op) {
+    if (isa<ProgramIdOp, NumProgramsOp>(op))
+      grid.push_back(op);
+    else if (isa<func::ReturnOp>(op))
+      returns.push_back(op);
+    else if (auto loop = dyn_cast<scf::ForOp>(op);
+             loop && loop->hasAttr("attn.across_threads"))
+      shared.push_back(loop);
+  });
+  for (Operation *op : grid) {
+    b.setInsertionPoint(op);
+    Value replacement;
+    if (auto id = dyn_cast<ProgramIdOp>(op))
+      replacement = gpu::BlockIdOp::create(
+          b, op->getLoc(), static_cast<gpu::Dimension>(id.getDim()));
+    else
+      replacement = gpu::GridDimOp::create(
+          b, op->getLoc(),
+          static_cast<gpu::Dimension>(cast<NumProgramsOp>(op).getDim()));
+    op->getResult(0).replaceAllUsesWith(replacement);
+    op->erase();
+  }
+  for (Operation *op : returns) {
+    b.setInsertionPoint(op);
+    gpu::ReturnOp::create(b, op->getLoc());
+    op->erase();
+  }
+  for (scf::ForOp loop : shared) {
+    b.setInsertionPoint(loop);
+    Location loc = loop.getLoc();
+    Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value count = arith::ConstantIndexOp::create(b, loc, threads);
+    loop.setLowerBound(arith::AddIOp::create(
+        b, loc, loop.getLowerBound(),
+        arith::MulIOp::create(b, loc, thread, loop.getStep())));
+    loop.setStep(arith::MulIOp::create(b, loc, loop.getStep(), count));
+    loop->removeAttr("attn.across_threads");
+  }
 }
 
 /// Converts the ops of `func` (a moved tile kernel) to attngpu.
@@ -148,6 +205,11 @@ struct ConvertAttnToAttnGPUPass
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     b.getUnitAttr());
     for (func::FuncOp kernel : kernels) {
+      if (kernel->hasAttr("attn.scalar_kernel")) {
+        moveScalarKernel(kernel, gpuModule);
+        kernel.erase();
+        continue;
+      }
       if (failed(verifyBlockPointersLowered(kernel)) ||
           failed(verifyF32Accumulators(kernel)))
         return signalPassFailure();

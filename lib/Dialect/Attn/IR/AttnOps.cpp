@@ -428,6 +428,15 @@ LogicalResult FlashAttentionOp::verify() {
   Named v{"value", cast<MemRefType>(getValue().getType())};
   Named o{"output", cast<MemRefType>(getOutput().getType())};
 
+  // Split-KV: the output holds f32 partials, one batch per key range.
+  bool split = getKvSplits();
+  if (split && !o.type.getElementType().isF32())
+    return emitOpError() << "with kv_splits, output holds f32 partials, got "
+                            "element type "
+                         << o.type.getElementType();
+  if (split && !getLse())
+    return emitOpError() << "with kv_splits, lse is required (the partials' "
+                            "log-sum-exps merge them)";
   for (const Named &t : {q, k, v, o}) {
     if (t.type.getRank() != 4)
       return emitOpError() << t.name
@@ -438,7 +447,7 @@ LogicalResult FlashAttentionOp::verify() {
     if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
       return emitOpError() << t.name << " element type " << elt
                            << " is not supported (expected f16, bf16 or f32)";
-    if (elt != q.type.getElementType())
+    if (elt != q.type.getElementType() && !(split && t.name == "output"))
       return emitOpError() << t.name << " element type " << elt
                            << " differs from the query's "
                            << q.type.getElementType();
@@ -471,7 +480,8 @@ LogicalResult FlashAttentionOp::verify() {
                          << b.name << " " << what << " " << y;
   };
   if (failed(agree(q, k, 0, "batch")) || failed(agree(q, v, 0, "batch")) ||
-      failed(agree(q, o, 0, "batch")) || failed(agree(q, o, 1, "heads")) ||
+      (!split && failed(agree(q, o, 0, "batch"))) ||
+      failed(agree(q, o, 1, "heads")) ||
       failed(agree(q, o, 2, "seq")) || failed(agree(k, v, 1, "heads")) ||
       failed(agree(k, v, 2, "seq")))
     return failure();
@@ -506,9 +516,70 @@ LogicalResult FlashAttentionOp::verify() {
     if (!l.type.getElementType().isF32())
       return emitOpError() << "lse element type must be f32, got "
                            << l.type.getElementType();
-    if (failed(agree(q, l, 0, "batch")) || failed(agree(q, l, 1, "heads")) ||
-        failed(agree(q, l, 2, "seq")))
+    if (failed(agree(split ? o : q, l, 0, "batch")) ||
+        failed(agree(q, l, 1, "heads")) || failed(agree(q, l, 2, "seq")))
       return failure();
+  }
+  return success();
+}
+
+LogicalResult CombineSplitsOp::verify() {
+  auto partials = cast<MemRefType>(getPartials().getType());
+  auto partialLse = cast<MemRefType>(getPartialLse().getType());
+  auto output = cast<MemRefType>(getOutput().getType());
+  if (partials.getRank() != 4 || output.getRank() != 4)
+    return emitOpError() << "partials and output must be 4-D [batch, heads, "
+                            "seq, head_dim] tensors, got ranks "
+                         << partials.getRank() << " and " << output.getRank();
+  if (partialLse.getRank() != 3)
+    return emitOpError() << "partial_lse must be a 3-D [batch, heads, seq] "
+                            "tensor, got rank "
+                         << partialLse.getRank();
+  if (!partials.getElementType().isF32() ||
+      !partialLse.getElementType().isF32())
+    return emitOpError() << "partials and partial_lse must be f32, got "
+                         << partials.getElementType() << " and "
+                         << partialLse.getElementType();
+  Type elt = output.getElementType();
+  if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
+    return emitOpError() << "output element type " << elt
+                         << " is not supported (expected f16, bf16 or f32)";
+  int64_t headDim = output.getDimSize(3);
+  if (ShapedType::isDynamic(headDim) || headDim != partials.getDimSize(3))
+    return emitOpError() << "output head_dim " << headDim
+                         << " must be static and equal the partials' "
+                         << partials.getDimSize(3);
+  for (unsigned dim : {1u, 2u}) {
+    StringRef what = dim == 1 ? "heads" : "seq";
+    int64_t o = output.getDimSize(dim), p = partials.getDimSize(dim),
+            l = partialLse.getDimSize(dim);
+    if (!sizesAgree(o, p) || !sizesAgree(o, l))
+      return emitOpError() << "output " << what << " " << o
+                           << " differs from the partials' " << p
+                           << " or partial_lse's " << l;
+  }
+  if (!sizesAgree(partials.getDimSize(0), partialLse.getDimSize(0)))
+    return emitOpError() << "partials batch " << partials.getDimSize(0)
+                         << " differs from partial_lse batch "
+                         << partialLse.getDimSize(0);
+  int64_t batch = output.getDimSize(0), stacked = partials.getDimSize(0);
+  if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(stacked) &&
+      (batch <= 0 || stacked % batch != 0))
+    return emitOpError() << "partials batch " << stacked
+                         << " is not a multiple of the output batch " << batch
+                         << " (one partial per key range and batch)";
+  if (Value lse = getLse()) {
+    auto type = cast<MemRefType>(lse.getType());
+    if (type.getRank() != 3 || !type.getElementType().isF32())
+      return emitOpError() << "lse must be a 3-D f32 [batch, heads, seq] "
+                              "tensor, got "
+                           << type;
+    for (unsigned dim : {0u, 1u, 2u})
+      if (!sizesAgree(type.getDimSize(dim), output.getDimSize(dim)))
+        return emitOpError() << "lse size " << type.getDimSize(dim)
+                             << " of dimension " << dim
+                             << " differs from the output's "
+                             << output.getDimSize(dim);
   }
   return success();
 }

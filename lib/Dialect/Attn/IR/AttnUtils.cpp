@@ -82,6 +82,9 @@ FailureOr<int64_t> mlir::attn::gpuWarpsPerBlock(Operation *kernel,
   if (!attr)
     return std::max<int64_t>(1, blockM / 16);
   int64_t warps = attr.getInt();
+  // Scalar kernels (no tiles) share their work among any number of warps.
+  if (kernel->hasAttr("attn.scalar_kernel") && warps > 0 && warps <= 32)
+    return warps;
   if (warps <= 0 || blockM % warps != 0 ||
       (blockM / warps != 16 && blockM / warps != 32))
     return kernel->emitError()
@@ -117,9 +120,33 @@ static SmallVector<KernelArgRole> leadingArgumentRoles(ArrayRef<Type> types) {
   return roles;
 }
 
+/// The split-KV combine's ABI: partials (rank 4), their LSEs (rank 3),
+/// the output (rank 4), then the optional LSE (rank 3, f32).
+static FailureOr<SmallVector<KernelArgRole>>
+combineArgumentRoles(FunctionOpInterface kernel) {
+  ArrayRef<Type> types = kernel.getArgumentTypes();
+  auto rank = [&](unsigned i) {
+    auto memref = dyn_cast<MemRefType>(types[i]);
+    return memref ? memref.getRank() : -1;
+  };
+  if ((types.size() != 3 && types.size() != 4) || rank(0) != 4 ||
+      rank(1) != 3 || rank(2) != 4 || (types.size() == 4 && rank(3) != 3))
+    return kernel.emitError()
+           << "a combine kernel takes the partials (rank 4), their LSEs "
+              "(rank 3), the output (rank 4) and an optional LSE (rank 3)";
+  SmallVector<KernelArgRole> roles = {KernelArgRole::Partials,
+                                      KernelArgRole::PartialLse,
+                                      KernelArgRole::Output};
+  if (types.size() == 4)
+    roles.push_back(KernelArgRole::Lse);
+  return roles;
+}
+
 FailureOr<SmallVector<KernelArgRole>>
 mlir::attn::kernelArgumentRoles(FunctionOpInterface kernel) {
   ArrayRef<Type> types = kernel.getArgumentTypes();
+  if (kernel->hasAttr("attn.scalar_kernel"))
+    return combineArgumentRoles(kernel);
   SmallVector<KernelArgRole> roles = leadingArgumentRoles(types);
   // Q, K, V and O come first, so they are the first min(4, size) roles.
   size_t tensors = std::min<size_t>(roles.size(), 4);

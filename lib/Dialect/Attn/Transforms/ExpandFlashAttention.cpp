@@ -42,9 +42,6 @@ private:
   Value dim(Value tensor, int64_t d) {
     return memref::DimOp::create(b, loc, tensor, d);
   }
-  Type elementType() {
-    return cast<MemRefType>(op.getQuery().getType()).getElementType();
-  }
   /// A block pointer to rows [row0, row0 + rows) of tensor[batch, head].
   Value rowBlock(Value tensor, Value batch, Value head, Value row0,
                  int64_t rows) {
@@ -88,10 +85,19 @@ void TileProgramBuilder::build() {
   int64_t headDim = op.getHeadDim(), headDimV = op.getHeadDimV();
   int64_t bm = config.blockM, bn = config.blockN;
 
-  // Program identity: query block, then batch*head decomposed.
+  // Program identity: query block, then batch*head decomposed (with
+  // kv_splits: split*batch*heads + batch*head).
   Value pidM = ProgramIdOp::create(b, loc, 0);
   Value pidBH = ProgramIdOp::create(b, loc, 1);
   Value heads = dim(q, 1);
+  Value split, splits;
+  if (op.getKvSplits()) {
+    Value batches = dim(q, 0);
+    Value batchHeads = arith::MulIOp::create(b, loc, batches, heads);
+    split = arith::DivUIOp::create(b, loc, pidBH, batchHeads);
+    pidBH = arith::RemUIOp::create(b, loc, pidBH, batchHeads);
+    splits = arith::DivUIOp::create(b, loc, dim(o, 0), batches);
+  }
   Value batch = arith::DivUIOp::create(b, loc, pidBH, heads);
   Value head = arith::RemUIOp::create(b, loc, pidBH, heads);
   Value kvHead = head;
@@ -108,10 +114,25 @@ void TileProgramBuilder::build() {
   Value qkScale = arith::MulFOp::create(
       b, loc, scale, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(M_LOG2E)));
 
+  // The keys this program attends: all, or with kv_splits its range of
+  // ceil(key blocks / splits) whole blocks (empty past the last key).
+  Value kvBegin = index(0), kvEnd = kvLen, outBatch = batch;
+  if (split) {
+    Value blocks = arith::CeilDivUIOp::create(b, loc, kvLen, index(bn));
+    Value perSplit = arith::CeilDivUIOp::create(b, loc, blocks, splits);
+    Value span = arith::MulIOp::create(b, loc, perSplit, index(bn));
+    kvBegin = arith::MinUIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, split, span), kvLen);
+    kvEnd = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, kvBegin, span), kvLen);
+    outBatch = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, split, dim(q, 0)), batch);
+  }
+
   // Q stays in registers/cache for the whole loop; K and V walk the keys.
   Value qPtr = rowBlock(q, batch, head, m0, bm);
-  Value kPtr = rowBlock(k, batch, kvHead, index(0), bn);
-  Value vPtr = rowBlock(v, batch, kvHead, index(0), bn);
+  Value kPtr = rowBlock(k, batch, kvHead, kvBegin, bn);
+  Value vPtr = rowBlock(v, batch, kvHead, kvBegin, bn);
   Value qTile = load(qPtr);
 
   auto rowType = RankedTensorType::get({bm}, f32);
@@ -136,7 +157,7 @@ void TileProgramBuilder::build() {
     diagonal = arith::SubIOp::create(b, loc, kvLen, qLen);
 
   auto loop = scf::ForOp::create(
-      b, loc, index(0), kvLen, index(bn),
+      b, loc, kvBegin, kvEnd, index(bn),
       ValueRange{kPtr, vPtr, negInf, zeroRow, zeroAcc},
       [&](OpBuilder &nb, Location nloc, Value n0, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
@@ -164,12 +185,13 @@ void TileProgramBuilder::build() {
   auto fin = FinalizeOp::create(b, loc, accType, rowType, loop.getResult(4),
                                 loop.getResult(2), loop.getResult(3));
   Value out = fin.getOutput();
-  if (elementType() != f32)
+  Type outElement = cast<MemRefType>(o.getType()).getElementType();
+  if (outElement != f32)
     out = arith::TruncFOp::create(
-        b, loc, RankedTensorType::get({bm, headDimV}, elementType()), out);
-  store(out, rowBlock(o, batch, head, m0, bm));
+        b, loc, RankedTensorType::get({bm, headDimV}, outElement), out);
+  store(out, rowBlock(o, outBatch, head, m0, bm));
   if (Value lse = op.getLse())
-    store(fin.getLse(), rowBlock(lse, batch, head, m0, bm));
+    store(fin.getLse(), rowBlock(lse, outBatch, head, m0, bm));
   (void)ctx;
 }
 

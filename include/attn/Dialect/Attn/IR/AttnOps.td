@@ -444,6 +444,14 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
     sequence lengths divide by that number (checked at launch), which lets
     boundary checks go.
 
+    With `kv_splits` (split-KV, flash-decoding), the keys of each (batch,
+    head) are split into S ranges of whole key blocks and each range is
+    attended on its own: `output` (f32) and `lse` (required) receive one
+    partial result per range, stacked along the batch dimension (range s
+    of batch b at `s * batch + b`), so `output` has S times the query's
+    batch and S is its batch divided by the query's. A range past the last
+    key leaves output 0 and LSE -inf. `attn.combine_splits` merges them.
+
     ```mlir
     attn.flash_attention %q, %k, %v -> %o, lse %lse scale %s
         causal = bottom_right {gqa_ratio = 4 : i64}
@@ -456,7 +464,8 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
                        DefaultValuedAttr<Attn_CausalAlignmentAttr, "::mlir::attn::CausalAlignment::none">:$causal,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$gqa_ratio,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$q_len_multiple,
-                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$kv_len_multiple);
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$kv_len_multiple,
+                       UnitAttr:$kv_splits);
   let assemblyFormat = [{
     $query `,` $key `,` $value `->` $output (`,` `lse` $lse^)?
     (`scale` $scale^)? (`causal` `=` `` $causal^)? attr-dict
@@ -468,6 +477,34 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
     int64_t getHeadDim();
     int64_t getHeadDimV();
   }];
+}
+
+def Attn_CombineSplitsOp : Attn_Op<"combine_splits"> {
+  let summary = "merge the partial results of a split-KV attention";
+  let description = [{
+    The second half of split-KV attention: `partials` (f32, `[S * batch,
+    heads, seq, head_dim]`) and `partial_lse` (f32, `[S * batch, heads,
+    seq]`) hold S partial outputs and log-sum-exps per query row, as
+    `attn.flash_attention ... {kv_splits}` writes them (range s of batch b
+    at `s * batch + b`). Each row of `output` becomes the LSE-weighted sum
+    of its partials, and `lse`, when given, their log-sum-exp: the result of
+    attending all the keys at once. Partials with LSE -inf (no visible key)
+    weigh nothing; a row with none at all gets output 0 and LSE -inf.
+
+    ```mlir
+    attn.combine_splits %partials, %partial_lse -> %o, lse %lse
+        : memref<?x?x?x128xf32, ...>, memref<?x?x?xf32, ...>
+          -> memref<?x?x?x128xbf16, ...>, memref<?x?x?xf32, ...>
+    ```
+  }];
+  let arguments = (ins AnyStridedMemRef:$partials, AnyStridedMemRef:$partial_lse,
+                       AnyStridedMemRef:$output, Optional<AnyStridedMemRef>:$lse);
+  let assemblyFormat = [{
+    $partials `,` $partial_lse `->` $output (`,` `lse` $lse^)? attr-dict
+    `:` type($partials) `,` type($partial_lse) `->` type($output)
+    (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -46,7 +46,17 @@ FailureOr<int64_t> gpuWarpsPerBlock(Operation *kernel, int64_t blockM);
 /// in the strides), then optionally the LSE as a rank-3 f32 memref [batch,
 /// heads, seq_q], then optionally the softmax scale as f32. The runtime
 /// gives dim 2 of Q, O and the LSE q_len, dim 2 of K and V kv_len.
-enum class KernelArgRole { Query, Key, Value, Output, Lse, Scale };
+enum class KernelArgRole {
+  Query,
+  Key,
+  Value,
+  Output,
+  Lse,
+  Scale,
+  // The split-KV combine's inputs (a kernel marked attn.scalar_kernel).
+  Partials,
+  PartialLse
+};
 
 /// The roles of `kernel`'s arguments; emits a diagnostic at `kernel` naming
 /// the argument that does not fit the ABI, and fails.

@@ -37,6 +37,26 @@ def AttnExpandFlashAttention
   ];
 }
 
+def AttnExpandCombineSplits
+    : Pass<"attn-expand-combine-splits", "::mlir::func::FuncOp"> {
+  let summary = "Expand attn.combine_splits into a kernel of scalar code";
+  let description = [{
+    Rewrites a function whose body is one `attn.combine_splits` into scalar
+    code run once per (query row, batch*head): grid dimension 0 walks the
+    rows (`attn.block_m` = 1), dimension 1 batch*heads. Each program reads
+    its row's S partial LSEs, takes their log-sum-exp (in base 2, partials
+    with LSE -inf weighing 0) and writes, for each column, the weighted sum
+    of the S partial outputs. The column loop carries
+    `attn.across_threads`: on the GPU the CTA's threads share it; on the CPU
+    it is a plain loop. The function is marked `attn.scalar_kernel`: it has
+    no tiles for the GPU schedule.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def AttnBoundaryCheck : Pass<"attn-boundary-check", "::mlir::func::FuncOp"> {
   let summary = "Elide provably unneeded boundary checks and key masks; "
                 "diagnose accesses that leave the tensor and padded keys "

@@ -1,0 +1,166 @@
+//===- ExpandCombineSplits.cpp - attn.combine_splits -> scalar kernel -----===//
+//
+// Implements attn-expand-combine-splits: the merge of split-KV partials as
+// scalar code, one program per (query row, batch*head). With S partial
+// rows (O_s, lse_s) of one query row, in base 2 (lse_s * log2 e):
+//
+//   m = max_s lse_s,  w_s = 2^(lse_s - m) (0 where lse_s = -inf),
+//   sum = sum_s w_s,  lse = (m + log2 sum) * ln 2,  O = sum_s (w_s / sum) O_s
+//
+// A row whose partials all have LSE -inf (no visible key anywhere) gets
+// sum 0, output 0 and LSE -inf, never NaN.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNEXPANDCOMBINESPLITS
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Writes the combine of `op` in its place.
+void buildCombine(CombineSplitsOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type f32 = b.getF32Type();
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  Value partials = op.getPartials(), partialLse = op.getPartialLse(),
+        output = op.getOutput();
+
+  Value row = ProgramIdOp::create(b, loc, 0);
+  Value batchHead = ProgramIdOp::create(b, loc, 1);
+  Value heads = memref::DimOp::create(b, loc, output, 1);
+  Value batches = memref::DimOp::create(b, loc, output, 0);
+  Value batch = arith::DivUIOp::create(b, loc, batchHead, heads);
+  Value head = arith::RemUIOp::create(b, loc, batchHead, heads);
+  Value splits = arith::DivUIOp::create(
+      b, loc, memref::DimOp::create(b, loc, partials, 0), batches);
+  Value negInf = constant(-std::numeric_limits<double>::infinity());
+  Value log2e = constant(M_LOG2E);
+
+  // Partial s of this row: batch s * batches + batch.
+  auto partialBatch = [&](OpBuilder &nb, Value s) -> Value {
+    return arith::AddIOp::create(
+        nb, loc, arith::MulIOp::create(nb, loc, s, batches), batch);
+  };
+  // Its LSE in base 2, and its weight 2^(lse2 - max) (0 for -inf).
+  auto partialLse2 = [&](OpBuilder &nb, Value s) -> Value {
+    Value lse = memref::LoadOp::create(
+        nb, loc, partialLse, ValueRange{partialBatch(nb, s), head, row});
+    return arith::MulFOp::create(nb, loc, lse, log2e);
+  };
+  auto weight = [&](OpBuilder &nb, Value lse2, Value max) -> Value {
+    Value w = math::Exp2Op::create(
+        nb, loc, arith::SubFOp::create(nb, loc, lse2, max));
+    Value empty = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ,
+                                        lse2, negInf);
+    return arith::SelectOp::create(nb, loc, empty, constant(0.0), w);
+  };
+
+  auto maxLoop = scf::ForOp::create(
+      b, loc, index(0), splits, index(1), ValueRange{negInf},
+      [&](OpBuilder &nb, Location, Value s, ValueRange state) {
+        Value max = arith::MaximumFOp::create(nb, loc, state[0],
+                                              partialLse2(nb, s));
+        scf::YieldOp::create(nb, loc, max);
+      });
+  Value max = maxLoop.getResult(0);
+  auto sumLoop = scf::ForOp::create(
+      b, loc, index(0), splits, index(1), ValueRange{constant(0.0)},
+      [&](OpBuilder &nb, Location, Value s, ValueRange state) {
+        Value sum = arith::AddFOp::create(
+            nb, loc, state[0], weight(nb, partialLse2(nb, s), max));
+        scf::YieldOp::create(nb, loc, sum);
+      });
+  Value sum = sumLoop.getResult(0);
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, constant(0.0));
+  Value inverse = arith::SelectOp::create(
+      b, loc, positive, arith::DivFOp::create(b, loc, constant(1.0), sum),
+      constant(0.0));
+
+  Value columns = memref::DimOp::create(b, loc, output, 3);
+  Type outElement = cast<MemRefType>(output.getType()).getElementType();
+  auto columnLoop = scf::ForOp::create(
+      b, loc, index(0), columns, index(1), ValueRange{},
+      [&](OpBuilder &nb, Location, Value column, ValueRange) {
+        auto accLoop = scf::ForOp::create(
+            nb, loc, index(0), splits, index(1), ValueRange{constant(0.0)},
+            [&](OpBuilder &ib, Location, Value s, ValueRange state) {
+              Value w = weight(ib, partialLse2(ib, s), max);
+              Value o = memref::LoadOp::create(
+                  ib, loc, partials,
+                  ValueRange{partialBatch(ib, s), head, row, column});
+              Value acc = arith::AddFOp::create(
+                  ib, loc, state[0], arith::MulFOp::create(ib, loc, w, o));
+              scf::YieldOp::create(ib, loc, acc);
+            });
+        Value out = arith::MulFOp::create(nb, loc, accLoop.getResult(0),
+                                          inverse);
+        if (outElement != f32)
+          out = arith::TruncFOp::create(nb, loc, outElement, out);
+        memref::StoreOp::create(nb, loc, out, output,
+                                ValueRange{batch, head, row, column});
+        scf::YieldOp::create(nb, loc);
+      });
+  columnLoop->setAttr("attn.across_threads", b.getUnitAttr());
+
+  if (Value lse = op.getLse()) {
+    // log2(0) = -inf: a row with no visible key gets LSE -inf.
+    Value lse2 = arith::AddFOp::create(b, loc, max, math::Log2Op::create(b, loc, sum));
+    Value natural = arith::MulFOp::create(b, loc, lse2, constant(M_LN2));
+    memref::StoreOp::create(b, loc, natural, lse, ValueRange{batch, head, row});
+  }
+}
+
+struct ExpandCombineSplitsPass
+    : public mlir::attn::impl::AttnExpandCombineSplitsBase<
+          ExpandCombineSplitsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<CombineSplitsOp> ops;
+    func.walk([&](CombineSplitsOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+    CombineSplitsOp op = ops.front();
+    Block &entry = func.getBody().front();
+    if (ops.size() != 1 || op->getBlock() != &entry ||
+        &entry.front() != op.getOperation() ||
+        !isa<func::ReturnOp>(op->getNextNode()) ||
+        func.getNumResults() != 0) {
+      op.emitOpError() << "to be expanded into a kernel, attn.combine_splits "
+                          "must be the only operation of a function with no "
+                          "results";
+      return signalPassFailure();
+    }
+    buildCombine(op);
+    OpBuilder b(func);
+    func->setAttr("attn.block_m", b.getI64IntegerAttr(1));
+    func->setAttr("attn.scalar_kernel", b.getUnitAttr());
+    // On the GPU, 128 threads share a row's columns.
+    func->setAttr("attn.num_warps", b.getI64IntegerAttr(4));
+    op.erase();
+  }
+};
+
+} // namespace
