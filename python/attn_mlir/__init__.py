@@ -310,12 +310,8 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
         raise ValueError(f"num_splits must be an int >= 0 (0: chosen at "
                          f"launch), got {num_splits!r}")
     if _is_torch(q) or _is_torch(k) or _is_torch(v):
-        if num_splits:
-            raise NotImplementedError(
-                "num_splits with torch tensors: not yet (the torch operator "
-                "chooses the split count at launch)")
         return (_torch_front or _load_torch_front()).flash_attention(
-            q, k, v, causal, scale, layout, return_lse)
+            q, k, v, causal, scale, layout, return_lse, num_splits)
     adapter = _adapter_for(q, k, v)
     _check_layout(layout)
     causal_code = _lookup_causal(causal, _CAUSAL)

@@ -37,7 +37,7 @@ _CAUSAL_CODES = {"none": _capi.CAUSAL_NONE,
 _DTYPES = {torch.float16: _capi.F16, torch.bfloat16: _capi.BF16,
            torch.float32: _capi.F32}
 _ARGS = ('(Tensor q, Tensor k, Tensor v, str causal="none", '
-         'float? scale=None, str layout="bhsd")')
+         'float? scale=None, str layout="bhsd", int num_splits=0)')
 
 FORWARD_AD_MESSAGE = (
     "attn_mlir.flash_attention has no forward-mode AD (jvp) yet: {} {} a "
@@ -54,7 +54,7 @@ GRAD_MESSAGE = (
 # The Python entry point (attn_mlir.flash_attention with torch tensors)
 # --------------------------------------------------------------------------
 
-def flash_attention(q, k, v, causal, scale, layout, return_lse):
+def flash_attention(q, k, v, causal, scale, layout, return_lse, num_splits=0):
     """attn_mlir.flash_attention's options checked and normalised, then the
     operator. Kept small: torch.compile traces it."""
     if not (isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and
@@ -66,13 +66,13 @@ def flash_attention(q, k, v, causal, scale, layout, return_lse):
     if scale is not None:
         scale = _check_scale(scale)
     if return_lse is False:
-        return _op(q, k, v, causal, scale, layout)
+        return _op(q, k, v, causal, scale, layout, num_splits)
     if not _is_flag(return_lse):
         raise TypeError(f"return_lse must be True or False, not "
                         f"{return_lse!r}")
     if return_lse:
-        return _op_lse(q, k, v, causal, scale, layout)
-    return _op(q, k, v, causal, scale, layout)
+        return _op_lse(q, k, v, causal, scale, layout, num_splits)
+    return _op(q, k, v, causal, scale, layout, num_splits)
 
 
 # --------------------------------------------------------------------------
@@ -127,7 +127,8 @@ class _Plan:
     """What a launch needs beyond the data pointers, for one key."""
 
     __slots__ = ("handle", "tensors", "args", "out_shape", "lse_shape",
-                 "index", "copy", "layout", "empty")
+                 "index", "copy", "layout", "empty", "options",
+                 "options_address")
 
 
 # Launch plans by key (see _run); per thread, since a plan's C structures
@@ -136,10 +137,11 @@ _plans = {}
 _MAX_PLANS = 1024
 _get_ident = threading.get_ident
 
-# attn_kernel_launch with every argument a void pointer: the plan passes
-# addresses of its structures (no byref per call).
-_launch = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * 8))(
-    ("attn_kernel_launch", _capi.lib))
+# attn_kernel_launch_ex with every argument a void pointer: the plan passes
+# addresses of its structures (no byref per call); the stream comes last
+# but one, before the plan's launch options.
+_launch = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * 9))(
+    ("attn_kernel_launch_ex", _capi.lib))
 
 try:  # the raw stream and device without building Python objects
     _raw_stream = torch._C._cuda_getCurrentRawStream
@@ -162,7 +164,7 @@ class _Elsewhere(Exception):
     kernel passes them down the dispatcher instead (to the fake kernel)."""
 
 
-def _make_plan(q, k, v, causal, scale, layout, with_lse):
+def _make_plan(q, k, v, causal, scale, layout, with_lse, num_splits):
     code, causal_code, dims = _validate(q, k, v, causal, scale, layout)
     if q.device.type not in ("cpu", "cuda"):
         raise _Elsewhere()
@@ -203,6 +205,8 @@ def _make_plan(q, k, v, causal, scale, layout, with_lse):
     addresses.append(ctypes.addressof(scale_arg) if scale is not None
                      else None)
     plan.args = (plan.handle.value, *addresses)
+    plan.options = _capi.LaunchOptions(kv_splits=num_splits)
+    plan.options_address = ctypes.addressof(plan.options)
     return plan
 
 
@@ -217,13 +221,14 @@ class _NoScope:
 _no_scope = _NoScope()
 
 
-def _run(q, k, v, causal, scale, layout, with_lse):
+def _run(q, k, v, causal, scale, layout, with_lse, num_splits=0):
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(),
            q.dtype, k.dtype, v.dtype, q.device, k.device, v.device, causal,
-           scale, layout, with_lse, _get_ident())
+           scale, layout, with_lse, num_splits, _get_ident())
     plan = _plans.get(key)
     if plan is None:
-        plan = _make_plan(q, k, v, causal, scale, layout, with_lse)
+        plan = _make_plan(q, k, v, causal, scale, layout, with_lse,
+                          num_splits)
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
         _plans[key] = plan
@@ -245,36 +250,40 @@ def _run(q, k, v, causal, scale, layout, with_lse):
         tensors[4].data = lse.data_ptr()
     index = plan.index
     if index < 0:
-        status = _launch(*plan.args, None)
+        status = _launch(*plan.args, None, plan.options_address)
     elif _current_device() == index:
-        status = _launch(*plan.args, _raw_stream(index))
+        status = _launch(*plan.args, _raw_stream(index),
+                         plan.options_address)
     else:
         # The library launches in the current CUDA context: the tensors'.
         with torch.cuda.device(index):
-            status = _launch(*plan.args, _raw_stream(index))
+            status = _launch(*plan.args, _raw_stream(index),
+                             plan.options_address)
     if status:
         _check(status)
     return (out, lse) if with_lse else out
 
 
-def _impl(q, k, v, causal="none", scale=None, layout="bhsd"):
-    return _run(q, k, v, causal, scale, layout, False)
+def _impl(q, k, v, causal="none", scale=None, layout="bhsd", num_splits=0):
+    return _run(q, k, v, causal, scale, layout, False, num_splits)
 
 
-def _impl_lse(q, k, v, causal="none", scale=None, layout="bhsd"):
-    return _run(q, k, v, causal, scale, layout, True)
+def _impl_lse(q, k, v, causal="none", scale=None, layout="bhsd",
+              num_splits=0):
+    return _run(q, k, v, causal, scale, layout, True, num_splits)
 
 
 # --------------------------------------------------------------------------
 # Fake (meta) kernels: shapes only, for torch.compile and meta tensors
 # --------------------------------------------------------------------------
 
-def _fake(q, k, v, causal="none", scale=None, layout="bhsd"):
+def _fake(q, k, v, causal="none", scale=None, layout="bhsd", num_splits=0):
     _, _, dims = _validate(q, k, v, causal, scale, layout)
     return q.new_empty(_out_shape(dims, layout))
 
 
-def _fake_lse(q, k, v, causal="none", scale=None, layout="bhsd"):
+def _fake_lse(q, k, v, causal="none", scale=None, layout="bhsd",
+              num_splits=0):
     _, _, dims = _validate(q, k, v, causal, scale, layout)
     B, H, SQ = dims[:3]
     return (q.new_empty(_out_shape(dims, layout)),
@@ -318,7 +327,7 @@ except AttributeError:  # another torch: always pass down the dispatcher
         return 1
 
 
-def _autograd_run(q, k, v, causal, scale, layout, with_lse):
+def _autograd_run(q, k, v, causal, scale, layout, with_lse, num_splits):
     """The Autograd kernel of both operators. After the grad check, plain
     CPU/CUDA tensors with no dispatch mode active would only pass through
     keys that do nothing for a functional operator (ADInplaceOrView) to
@@ -333,21 +342,24 @@ def _autograd_run(q, k, v, causal, scale, layout, with_lse):
     if (type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor
             and not _dispatch_modes()):
         try:
-            return _run(q, k, v, causal, scale, layout, with_lse)
+            return _run(q, k, v, causal, scale, layout, with_lse,
+                        num_splits)
         except _Elsewhere:
             pass
     with _below_autograd():
         if with_lse:
-            return _op_lse(q, k, v, causal, scale, layout)
-        return _op(q, k, v, causal, scale, layout)
+            return _op_lse(q, k, v, causal, scale, layout, num_splits)
+        return _op(q, k, v, causal, scale, layout, num_splits)
 
 
-def _autograd(q, k, v, causal="none", scale=None, layout="bhsd"):
-    return _autograd_run(q, k, v, causal, scale, layout, False)
+def _autograd(q, k, v, causal="none", scale=None, layout="bhsd",
+              num_splits=0):
+    return _autograd_run(q, k, v, causal, scale, layout, False, num_splits)
 
 
-def _autograd_lse(q, k, v, causal="none", scale=None, layout="bhsd"):
-    return _autograd_run(q, k, v, causal, scale, layout, True)
+def _autograd_lse(q, k, v, causal="none", scale=None, layout="bhsd",
+                  num_splits=0):
+    return _autograd_run(q, k, v, causal, scale, layout, True, num_splits)
 
 
 # --------------------------------------------------------------------------

@@ -134,3 +134,19 @@ func.func @whole_computation(%q: !bhsd_t, %k: !bhsd_t, %v: !v_t, %o: !v_t,
   attn.flash_attention %q, %k, %v -> %o causal = none : !bhsd_t, !bhsd_t, !v_t -> !v_t
   return
 }
+
+// Split-KV: f32 partials stacked along the batch, then their merge.
+!part_t = memref<?x?x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK-LABEL: func.func @split_kv
+func.func @split_kv(%q: !bhsd_t, %k: !bhsd_t, %v: !v_t, %p: !part_t,
+                    %pl: memref<?x?x?xf32>, %o: !v_t, %lse: memref<?x?x?xf32>) {
+  // CHECK: attn.flash_attention {{.*}} -> %{{.+}}, lse %{{.+}} {kv_splits} :
+  attn.flash_attention %q, %k, %v -> %p, lse %pl {kv_splits}
+      : !bhsd_t, !bhsd_t, !v_t -> !part_t, memref<?x?x?xf32>
+  // CHECK: attn.combine_splits %{{.+}}, %{{.+}} -> %{{.+}}, lse %{{.+}} : {{.*}}x32xf32{{.*}} -> {{.*}}x32xf16
+  attn.combine_splits %p, %pl -> %o, lse %lse
+      : !part_t, memref<?x?x?xf32> -> !v_t, memref<?x?x?xf32>
+  // CHECK: attn.combine_splits %{{[^ ]+}}, %{{[^ ]+}} -> %{{[^ ]+}} :
+  attn.combine_splits %p, %pl -> %o : !part_t, memref<?x?x?xf32> -> !v_t
+  return
+}
