@@ -17,6 +17,7 @@
 #ifndef ATTN_C_ATTN_H
 #define ATTN_C_ATTN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -111,7 +112,23 @@ typedef struct attn_launch_options {
    *  library keeps the partials' workspace per stream (grown outside CUDA
    *  graph capture: launch once before capturing). */
   int64_t kv_splits;
+  /** Memory for the split launch's partial results (device memory for
+   *  CUDA), at least the workspace_bytes attn_kernel_split_plan gives,
+   *  16-byte aligned; NULL: the library's own, kept per stream and grown
+   *  outside CUDA graph capture. A caller that allocates it per call in
+   *  stream order (as the torch package does) is safe in CUDA graphs. */
+  void *workspace;
+  size_t workspace_bytes;
 } attn_launch_options;
+
+/** The split-KV decision attn_kernel_launch_ex would make for these
+ *  tensors and options (NULL: the defaults): the number of key ranges
+ *  (1: no split) and the workspace it needs (0 without a split). */
+attn_status attn_kernel_split_plan(const attn_kernel *kernel,
+                                   const attn_tensor *q, const attn_tensor *k,
+                                   const attn_tensor *v,
+                                   const attn_launch_options *options,
+                                   int64_t *splits, size_t *workspace_bytes);
 
 /** attn_kernel_launch with `options` (NULL: the defaults). */
 attn_status attn_kernel_launch_ex(const attn_kernel *kernel,

@@ -127,8 +127,11 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                     "attn_kernel_launch: kernel is NULL");
   LaunchArgs args;
-  if (options)
+  if (options) {
     args.kvSplits = options->kv_splits;
+    args.workspace = options->workspace;
+    args.workspaceBytes = options->workspace_bytes;
+  }
   std::string error;
   if (!toTensor(q, args.q, "Q", error) || !toTensor(k, args.k, "K", error) ||
       !toTensor(v, args.v, "V", error) || !toTensor(o, args.o, "O", error) ||
@@ -146,6 +149,36 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
                         ? ATTN_ERROR_RUNTIME
                         : ATTN_ERROR_INVALID_ARGUMENT,
                     error);
+  return ATTN_OK;
+}
+
+attn_status attn_kernel_split_plan(const attn_kernel *kernel,
+                                   const attn_tensor *q, const attn_tensor *k,
+                                   const attn_tensor *v,
+                                   const attn_launch_options *options,
+                                   int64_t *splits, size_t *workspace_bytes) {
+  if (!kernel || !splits || !workspace_bytes)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "attn_kernel_split_plan: kernel, splits and "
+                    "workspace_bytes must not be NULL");
+  LaunchArgs args;
+  std::string error;
+  if (!toTensor(q, args.q, "Q", error) || !toTensor(k, args.k, "K", error) ||
+      !toTensor(v, args.v, "V", error))
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
+  if (args.q.rank != 4 || args.k.rank != 4)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "attn_kernel_split_plan: Q and K must have rank 4");
+  if (options) {
+    if (options->kv_splits < 0)
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      "kv_splits must be 0 (chosen at launch), 1 (no split) "
+                      "or more, got " + std::to_string(options->kv_splits));
+    args.kvSplits = options->kv_splits;
+  }
+  SplitPlan plan = kernel->kernel->splitPlan(args);
+  *splits = plan.splits;
+  *workspace_bytes = plan.workspaceBytes;
   return ATTN_OK;
 }
 

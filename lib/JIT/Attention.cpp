@@ -254,12 +254,66 @@ private:
 
 } // namespace
 
-bool Kernel::launchSplit(const LaunchArgs &args, float scale, int64_t splits,
-                         std::string &error) const {
+bool Kernel::packsGqaHeads(const LaunchArgs &args) const {
+  // Bottom-right causal with one query sees every key, as no mask does.
+  return spec_.part == AttentionSpec::Part::Whole && args.q.sizes[2] == 1 &&
+         spec_.gqaRatio > 1 && spec_.causal != CausalKind::TopLeft;
+}
+
+void Kernel::packGqaHeads(const LaunchArgs &args, AttentionSpec &packed,
+                          LaunchArgs &view) const {
+  // [B, H, 1, D] as [B, H / G, G, D]: row g of K/V head h is query head
+  // h * G + g, one head stride further.
+  int64_t G = spec_.gqaRatio;
+  packed = spec_;
+  packed.gqaRatio = 1;
+  packed.causal = CausalKind::None;
+  view = args;
+  for (TensorRef *t : {&view.q, &view.o, &view.lse}) {
+    if (t == &view.lse && !spec_.withLse)
+      continue;
+    int64_t heads = t->sizes[1], headStride = t->strides[1];
+    t->sizes[1] = heads / G;
+    t->sizes[2] = G;
+    t->strides[1] = headStride * G;
+    t->strides[2] = headStride;
+  }
+}
+
+SplitPlan Kernel::splitPlan(const LaunchArgs &args) const {
+  SplitPlan plan;
+  if (spec_.part != AttentionSpec::Part::Whole)
+    return plan;
   int64_t B = args.q.sizes[0], H = args.q.sizes[1], SQ = args.q.sizes[2],
-          DV = spec_.effectiveHeadDimV();
+          SKV = args.k.sizes[2];
+  if (packsGqaHeads(args)) { // the packed kernel's launch decides
+    AttentionSpec packed;
+    LaunchArgs view;
+    packGqaHeads(args, packed, view);
+    std::string error;
+    auto kernel = getKernel(packed, target_, error);
+    return kernel ? kernel->splitPlan(view) : plan;
+  }
+  if (B * H * SQ == 0 || SKV == 0)
+    return plan;
+  int64_t splits = args.kvSplits;
+  if (splits == 0)
+    splits = autoKvSplits(target_, queryPrograms(SQ) * B * H, SKV);
   if (target_.kind == Target::Kind::Cuda)
     splits = std::min<int64_t>(splits, 65535 / (B * H)); // the grid's y
+  if (splits <= 1)
+    return plan;
+  plan.splits = splits;
+  size_t rows = size_t(splits * B * H * SQ);
+  plan.workspaceBytes =
+      rows * size_t(spec_.effectiveHeadDimV() + 1) * sizeof(float);
+  return plan;
+}
+
+bool Kernel::launchSplit(const LaunchArgs &args, float scale,
+                         const SplitPlan &plan, std::string &error) const {
+  int64_t B = args.q.sizes[0], H = args.q.sizes[1], SQ = args.q.sizes[2],
+          DV = spec_.effectiveHeadDimV(), splits = plan.splits;
   AttentionSpec partialSpec = spec_, combineSpec = spec_;
   partialSpec.part = AttentionSpec::Part::SplitPartials;
   partialSpec.withLse = false; // the partials always have one
@@ -275,9 +329,11 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale, int64_t splits,
   int64_t outSizes[4] = {splits * B, H, SQ, DV};
   int64_t lseSizes[3] = {splits * B, H, SQ};
   size_t outFloats = size_t(splits * B * H * SQ * DV);
-  size_t bytes = (outFloats + size_t(splits * B * H * SQ)) * sizeof(float);
-  void *data = nullptr;
-  if (target_.kind == Target::Kind::Cuda) {
+  size_t bytes = plan.workspaceBytes;
+  void *data = args.workspace;
+  if (data) {
+    // The caller's.
+  } else if (target_.kind == Target::Kind::Cuda) {
     mlir::attn::CudaDriver *driver = mlir::attn::CudaDriver::get(error);
     if (!driver ||
         !SplitWorkspaces::get().reserve(*driver, args.stream, bytes, data,
@@ -388,44 +444,32 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
     error = "a split-KV part kernel cannot itself be split";
     return false;
   }
-  // Single-query decode with GQA: the query heads that share a K/V head
-  // are the rows of one query block (a view: their stride is the head
-  // stride), so K and V are read once per K/V head. Bottom-right causal
-  // with one query sees every key, as no mask does.
-  if (spec_.part == AttentionSpec::Part::Whole && SQ == 1 &&
-      spec_.gqaRatio > 1 && spec_.causal != CausalKind::TopLeft) {
-    AttentionSpec packed = spec_;
-    packed.gqaRatio = 1;
-    packed.causal = CausalKind::None;
+  if (packsGqaHeads(args)) {
+    AttentionSpec packed;
+    LaunchArgs view;
+    packGqaHeads(args, packed, view);
     auto kernel = getKernel(packed, target_, error);
     if (!kernel) {
       kind = Failure::Runtime;
       return false;
     }
-    int64_t G = spec_.gqaRatio;
-    LaunchArgs view = args;
-    for (TensorRef *t : {&view.q, &view.o}) {
-      int64_t headStride = t->strides[1];
-      t->sizes[1] = H / G;
-      t->sizes[2] = G;
-      t->strides[1] = headStride * G;
-      t->strides[2] = headStride;
-    }
-    if (spec_.withLse) {
-      int64_t headStride = view.lse.strides[1];
-      view.lse.sizes[1] = H / G;
-      view.lse.sizes[2] = G;
-      view.lse.strides[1] = headStride * G;
-      view.lse.strides[2] = headStride;
-    }
     return kernel->launch(view, error, failure);
   }
-  int64_t splits = args.kvSplits;
-  if (splits == 0)
-    splits = autoKvSplits(target_, queryPrograms(SQ) * B * H, SKV);
-  if (splits > 1 && spec_.part == AttentionSpec::Part::Whole) {
+  SplitPlan plan = splitPlan(args);
+  if (plan.splits > 1) {
+    if (args.workspace && args.workspaceBytes < plan.workspaceBytes) {
+      error = "the split-KV workspace has " +
+              std::to_string(args.workspaceBytes) + " bytes, the launch "
+              "needs " + std::to_string(plan.workspaceBytes) + " (" +
+              std::to_string(plan.splits) + " splits)";
+      return false;
+    }
+    if (reinterpret_cast<uintptr_t>(args.workspace) % 16 != 0) {
+      error = "the split-KV workspace must be 16-byte aligned";
+      return false;
+    }
     kind = Failure::Runtime;
-    if (!launchSplit(args, scale, splits, error))
+    if (!launchSplit(args, scale, plan, error))
       return false;
     kind = Failure::None;
     return true;

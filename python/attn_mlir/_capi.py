@@ -47,7 +47,9 @@ class KernelInfo(ctypes.Structure):
 
 
 class LaunchOptions(ctypes.Structure):
-    _fields_ = [("kv_splits", ctypes.c_int64)]
+    _fields_ = [("kv_splits", ctypes.c_int64),
+                ("workspace", ctypes.c_void_p),
+                ("workspace_bytes", ctypes.c_size_t)]
 
 
 class CacheStats(ctypes.Structure):
@@ -107,6 +109,9 @@ def _load():
     lib.attn_kernel_launch_ex.restype = c_int
     lib.attn_kernel_launch_ex.argtypes = [ctypes.c_void_p] + [p(Tensor)] * 5 + [
         p(ctypes.c_float), ctypes.c_void_p, p(LaunchOptions)]
+    lib.attn_kernel_split_plan.restype = c_int
+    lib.attn_kernel_split_plan.argtypes = [ctypes.c_void_p] + [p(Tensor)] * 3 + [
+        p(LaunchOptions), p(ctypes.c_int64), p(ctypes.c_size_t)]
     lib.attn_kernel_release.restype = None
     lib.attn_kernel_release.argtypes = [ctypes.c_void_p]
     lib.attn_cache_get_stats.restype = c_int

@@ -128,7 +128,7 @@ class _Plan:
 
     __slots__ = ("handle", "tensors", "args", "out_shape", "lse_shape",
                  "index", "copy", "layout", "empty", "options",
-                 "options_address")
+                 "options_address", "workspace_bytes")
 
 
 # Launch plans by key (see _run); per thread, since a plan's C structures
@@ -207,6 +207,15 @@ def _make_plan(q, k, v, causal, scale, layout, with_lse, num_splits):
     plan.args = (plan.handle.value, *addresses)
     plan.options = _capi.LaunchOptions(kv_splits=num_splits)
     plan.options_address = ctypes.addressof(plan.options)
+    # Split-KV: the partials' workspace comes from torch's allocator at each
+    # call (stream-ordered, and safe in CUDA graphs), sized once here.
+    splits, plan.workspace_bytes = ctypes.c_int64(), ctypes.c_size_t()
+    with scope:
+        _check(_capi.lib.attn_kernel_split_plan(
+            plan.handle.value, *[ctypes.byref(t) for t in plan.tensors[:3]],
+            ctypes.byref(plan.options), ctypes.byref(splits),
+            ctypes.byref(plan.workspace_bytes)))
+    plan.workspace_bytes = plan.workspace_bytes.value
     return plan
 
 
@@ -248,6 +257,11 @@ def _run(q, k, v, causal, scale, layout, with_lse, num_splits=0):
     tensors[3].data = out.data_ptr()
     if with_lse:
         tensors[4].data = lse.data_ptr()
+    if plan.workspace_bytes:
+        workspace = torch.empty(plan.workspace_bytes, dtype=torch.uint8,
+                                device=q.device)
+        plan.options.workspace = workspace.data_ptr()
+        plan.options.workspace_bytes = plan.workspace_bytes
     index = plan.index
     if index < 0:
         status = _launch(*plan.args, None, plan.options_address)

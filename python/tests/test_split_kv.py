@@ -106,3 +106,51 @@ def test_bad_num_splits(bad):
     q = randn(1, 1, 4, 16)
     with pytest.raises(ValueError, match="num_splits must be an int >= 0"):
         attn_mlir.flash_attention(q, q, q, num_splits=bad)
+
+
+def _c_tensor(a):
+    item = a.itemsize
+    return attn_mlir._capi.Tensor(
+        a.ctypes.data, a.ndim, tuple(a.shape) + (0,) * (4 - a.ndim),
+        tuple(s // item for s in a.strides) + (0,) * (4 - a.ndim))
+
+
+def test_c_api_split_plan_and_a_caller_workspace():
+    import ctypes
+    capi = attn_mlir._capi
+    q, k, v = randn(1, 2, 5, 32), randn(1, 2, 200, 32), randn(1, 2, 200, 32)
+    o = np.full((1, 2, 5, 32), np.nan, dtype=np.float32)
+    handle = attn_mlir._kernel(capi.F32, 32, 32, capi.CAUSAL_NONE, 1, False,
+                               "cpu")
+    tensors = [_c_tensor(t) for t in (q, k, v, o)]
+    splits, nbytes = ctypes.c_int64(), ctypes.c_size_t()
+
+    def plan(requested):
+        options = capi.LaunchOptions(kv_splits=requested)
+        assert capi.lib.attn_kernel_split_plan(
+            handle.value, *[ctypes.byref(t) for t in tensors[:3]],
+            ctypes.byref(options), ctypes.byref(splits),
+            ctypes.byref(nbytes)) == 0
+        return splits.value, nbytes.value
+
+    assert plan(0) == (1, 0)  # the CPU does not split by itself
+    assert plan(1) == (1, 0)
+    # 3 ranges x 2 heads x 5 rows, each 32 output floats and an LSE.
+    assert plan(3) == (3, 3 * 2 * 5 * 33 * 4)
+
+    def launch(workspace):
+        options = capi.LaunchOptions(kv_splits=3,
+                                     workspace=workspace.ctypes.data,
+                                     workspace_bytes=workspace.nbytes)
+        return capi.lib.attn_kernel_launch_ex(
+            handle.value, *[ctypes.byref(t) for t in tensors], None, None,
+            None, ctypes.byref(options))
+
+    workspace = np.full(3 * 2 * 5 * 33, np.nan, dtype=np.float32)
+    assert launch(workspace) == 0
+    ref, _ = reference.attention(q, k, v)
+    assert reference.rel_l2(o, ref) <= reference.BOUND["float32"]
+    assert not np.isnan(workspace).any()  # the partials went there
+    assert launch(workspace[:-1]) != 0
+    assert "the split-KV workspace has 3956 bytes, the launch needs 3960" \
+        in capi.last_error()

@@ -110,6 +110,20 @@ struct LaunchArgs {
   /// the grid would leave SMs idle; 1 on the CPU); 1: no split. Ranges are
   /// whole key blocks, so more splits than key blocks leaves some empty.
   int64_t kvSplits = 0;
+  /// Split-KV: device (CUDA) or host (CPU) memory for the partial results,
+  /// at least Kernel::splitPlan's workspaceBytes, 16-byte aligned. Null:
+  /// the library's own, kept per CUDA stream and grown outside CUDA graph
+  /// capture (launch once on a stream before capturing it).
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+};
+
+/// What a launch does about split-KV (Kernel::splitPlan).
+struct SplitPlan {
+  /// Key ranges (1: no split).
+  int64_t splits = 1;
+  /// f32 partial outputs and LSEs of the split launch; 0 without one.
+  size_t workspaceBytes = 0;
 };
 
 /// Where getKernel found a kernel.
@@ -139,6 +153,11 @@ public:
   /// alignment) and runs the attention. False with `error` set when the
   /// arguments are wrong (nothing ran) or the launch failed; `failure`, when
   /// given, says which.
+  /// The split-KV decision launch(args) would make (the split count
+  /// LaunchArgs::kvSplits forces or the launch chooses, after single-query
+  /// GQA heads are packed) and the workspace it needs. Assumes args pass
+  /// launch's checks.
+  SplitPlan splitPlan(const LaunchArgs &args) const;
   bool launch(const LaunchArgs &args, std::string &error,
               Failure *failure = nullptr) const;
 
@@ -157,8 +176,13 @@ protected:
 private:
   /// Split-KV: the partials kernel over `splits` key ranges into a
   /// workspace, then the combine kernel into O and the LSE.
-  bool launchSplit(const LaunchArgs &args, float scale, int64_t splits,
+  bool launchSplit(const LaunchArgs &args, float scale, const SplitPlan &plan,
                    std::string &error) const;
+  /// Single-query GQA: the query heads sharing a K/V head as the rows of
+  /// one query block; `packed` gets the spec and `view` the arguments.
+  bool packsGqaHeads(const LaunchArgs &args) const;
+  void packGqaHeads(const LaunchArgs &args, AttentionSpec &packed,
+                    LaunchArgs &view) const;
 
   AttentionSpec spec_;
   Target target_;
