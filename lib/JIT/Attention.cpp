@@ -183,7 +183,8 @@ bool checkTensor(const TensorRef &t, const char *name, int rank,
 /// LaunchArgs::kvSplits = 0: on CUDA the schedule table's choice for the
 /// device's SMs (1 where the count cannot be read); 1 on the CPU, whose
 /// few cores the batch and heads keep busy.
-int64_t autoKvSplits(const Target &target, int64_t programs, int64_t keys) {
+int64_t autoKvSplits(const Target &target, int64_t programs, int64_t rows,
+                     int64_t keys) {
   if (target.kind != Target::Kind::Cuda)
     return 1;
   std::string error;
@@ -191,7 +192,7 @@ int64_t autoKvSplits(const Target &target, int64_t programs, int64_t keys) {
   int count = 0;
   if (!driver || !driver->multiprocessorCount(count, error))
     return 1;
-  return mlir::attn::chooseKvSplits(programs, keys, count);
+  return mlir::attn::chooseKvSplits(programs, rows, keys, count);
 }
 
 /// A contiguous f32 tensor of `sizes` at `data`.
@@ -298,7 +299,8 @@ SplitPlan Kernel::splitPlan(const LaunchArgs &args) const {
     return plan;
   int64_t splits = args.kvSplits;
   if (splits == 0)
-    splits = autoKvSplits(target_, queryPrograms(SQ) * B * H, SKV);
+    splits = autoKvSplits(target_, queryPrograms(SQ) * B * H,
+                          std::min(SQ, blockM_), SKV);
   if (target_.kind == Target::Kind::Cuda)
     splits = std::min<int64_t>(splits, 65535 / (B * H)); // the grid's y
   if (splits <= 1)

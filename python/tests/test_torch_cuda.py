@@ -395,6 +395,64 @@ def test_within_a_cuda_graph():
         expect_close(out, sdpa(*new, True), out.dtype, f"graph replay {i}")
 
 
+def test_split_kv_decode_against_float64():
+    # Single-query GQA decode: heads packed, the split count chosen at
+    # launch (the grid of 2 x 4 K/V heads leaves SMs idle), then forced.
+    q = randn(2, 32, 1, 128, dtype=torch.bfloat16)
+    k = randn(2, 4, 5000, 128, dtype=torch.bfloat16)
+    v = randn(2, 4, 5000, 128, dtype=torch.bfloat16)
+    ref_out, ref_lse = reference(q, k, v)
+    for splits in (0, 1, 2, 7, 200):  # 200 > the 79 key blocks
+        out, lse = attn_mlir.flash_attention(q, k, v, return_lse=True,
+                                             num_splits=splits)
+        expect_close(out, ref_out, q.dtype, f"decode splits={splits}")
+        expect_close(lse, ref_lse, q.dtype, f"decode lse splits={splits}")
+
+
+def test_split_kv_masks_lengths_and_empty_rows_against_float64():
+    # bottom_right with more queries than keys: rows without keys stay 0
+    # and -inf through the merge; ragged lengths; top-left; f16, d 64.
+    for causal, sq, skv, splits in (("bottom_right", 300, 100, 3),
+                                    ("bottom_right", 16, 3001, 5),
+                                    ("top_left", 77, 1000, 4),
+                                    (None, 130, 777, 9)):
+        q = randn(1, 4, sq, 64)
+        k, v = randn(1, 2, skv, 64), randn(1, 2, skv, 64)
+        out, lse = attn_mlir.flash_attention(q, k, v, causal=causal,
+                                             return_lse=True,
+                                             num_splits=splits)
+        ref_out, ref_lse = reference(q, k, v, causal)
+        what = f"{causal} sq={sq} skv={skv} splits={splits}"
+        expect_close(out, ref_out, q.dtype, what)
+        expect_close(lse, ref_lse, q.dtype, what + " lse")
+        if sq > skv:
+            assert bool(torch.all(out[:, :, :sq - skv] == 0))
+            assert bool(torch.all(lse[:, :, :sq - skv] == -math.inf))
+
+
+def test_split_kv_within_a_cuda_graph():
+    # The partials' workspace comes from torch's allocator at each call:
+    # captured and replayed like any other launch.
+    shape_q, shape_kv = (4, 32, 1, 128), (4, 4, 4096, 128)
+    static = [randn(*shape_q), randn(*shape_kv), randn(*shape_kv)]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        attn_mlir.flash_attention(*static, num_splits=6)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = attn_mlir.flash_attention(*static, num_splits=6)
+    for i in range(2):
+        for s in static:
+            s.copy_(torch.randn_like(s))
+        graph.replay()
+        torch.cuda.synchronize()
+        expect_close(out, reference(*static)[0], out.dtype,
+                     f"split graph replay {i}")
+
+
 def test_bad_input_raises():
     q = randn(1, 2, 8, 32)
     cases = [

@@ -49,9 +49,10 @@ func.func @partials(%q: !t, %k: !t, %v: !t, %o: !p, %l: memref<?x?x?xf32>, %s: f
 !t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 !p = memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
 
-// The combine: one program per (row, batch*head), 4 warps; the max of the
-// base-2 LSEs, the sum of their weights (0 for -inf), then per column
-// (shared by the threads) the weighted sum, and the LSE in natural log.
+// The combine: one program per (row, batch*head), 4 warps; per column
+// (the loop the threads share) one online pass over the partials: the
+// running max of the base-2 LSEs, the rescaled sum of the weights (0 for
+// -inf) and of the weighted outputs; column 0 writes the LSE (natural log).
 // CHECK-LABEL: func.func @combine
 // CHECK-SAME: (%[[P:arg0]]: {{.*}}, %[[PL:arg1]]: {{.*}}, %[[O:arg2]]: {{.*}}, %[[L:arg3]]: {{.*}})
 // CHECK-SAME: attributes {attn.block_m = 1 : i64, attn.num_warps = 4 : i64, attn.scalar_kernel}
@@ -63,23 +64,23 @@ func.func @partials(%q: !t, %k: !t, %v: !t, %o: !p, %l: memref<?x?x?xf32>, %s: f
 // CHECK: %[[HEAD:.+]] = arith.remui %[[PBH]], %[[H]]
 // CHECK: %[[SP:.+]] = memref.dim %[[P]], %c0
 // CHECK: %[[SPLITS:.+]] = arith.divui %[[SP]], %[[B]]
-// CHECK: %[[MAX:.+]] = scf.for %[[I:.+]] = %{{.+}} to %[[SPLITS]] step
-// CHECK:   %[[IB:.+]] = arith.muli %[[I]], %[[B]]
-// CHECK:   %[[PB:.+]] = arith.addi %[[IB]], %[[BATCH]]
-// CHECK:   memref.load %[[PL]][%[[PB]], %[[HEAD]], %[[ROW]]]
-// CHECK:   arith.maximumf
-// CHECK: %[[SUM:.+]] = scf.for
-// CHECK:   math.exp2
-// CHECK:   arith.cmpf oeq
-// CHECK:   arith.select
 // CHECK: scf.for %[[C:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK:   scf.for
+// CHECK:   %[[M:.+]]:3 = scf.for %[[I:.+]] = %{{.+}} to %[[SPLITS]] step %{{.+}} iter_args(%[[MAX:.+]] = %{{.+}}, %[[SUM:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}})
+// CHECK:     %[[IB:.+]] = arith.muli %[[I]], %[[B]]
+// CHECK:     %[[PB:.+]] = arith.addi %[[IB]], %[[BATCH]]
+// CHECK:     memref.load %[[PL]][%[[PB]], %[[HEAD]], %[[ROW]]]
 // CHECK:     memref.load %[[P]][%{{.+}}, %[[HEAD]], %[[ROW]], %[[C]]]
+// CHECK:     %[[NMAX:.+]] = arith.maximumf %[[MAX]]
+// CHECK:     math.exp2
+// CHECK:     math.exp2
+// CHECK:     scf.yield %[[NMAX]]
+// CHECK:   arith.divf %[[M]]#2, %[[M]]#1
 // CHECK:   arith.truncf %{{.+}} : f32 to f16
 // CHECK:   memref.store %{{.+}}, %[[O]][%[[BATCH]], %[[HEAD]], %[[ROW]], %[[C]]]
+// CHECK:   scf.if
+// CHECK:     math.log2 %[[M]]#1
+// CHECK:     memref.store %{{.+}}, %[[L]][%[[BATCH]], %[[HEAD]], %[[ROW]]]
 // CHECK: } {attn.across_threads}
-// CHECK: math.log2 %[[SUM]]
-// CHECK: memref.store %{{.+}}, %[[L]][%[[BATCH]], %[[HEAD]], %[[ROW]]]
 func.func @combine(%p: !p, %pl: memref<?x?x?xf32>, %o: !t, %l: memref<?x?x?xf32>) {
   attn.combine_splits %p, %pl -> %o, lse %l : !p, memref<?x?x?xf32> -> !t, memref<?x?x?xf32>
   return

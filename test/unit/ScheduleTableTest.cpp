@@ -6,22 +6,28 @@
 
 using namespace mlir::attn;
 
-// Split-KV: none where the grid fills the GPU; otherwise two programs per
-// SM, each range at least kMinKeysPerSplit keys, at most kMaxKvSplits.
+// Split-KV: floor(2 (decode, <= 8 rows) or 4 (heavier) programs per SM /
+// programs), at least kMinKeysPerSplit keys per range, at most
+// kMaxKvSplits; 1 where the grid is full already.
 TEST(ScheduleTable, KvSplits) {
-  EXPECT_EQ(chooseKvSplits(132, 1 << 20, 132), 1);  // one full wave
-  EXPECT_EQ(chooseKvSplits(4096, 1 << 20, 132), 1); // prefill
-  // Decode, batch 8 x 4 K/V heads (packed GQA): 32 programs.
-  EXPECT_EQ(chooseKvSplits(32, 4096, 132), 9);  // ceil(264 / 32)
-  EXPECT_EQ(chooseKvSplits(32, 65536, 132), 9);
-  // Batch 1 x 8 K/V heads, 128k keys: ceil(264 / 8) = 33.
-  EXPECT_EQ(chooseKvSplits(8, 131072, 132), 33);
+  // Decode, batch 8 x 4 K/V heads, 8 packed GQA rows: 32 programs.
+  EXPECT_EQ(chooseKvSplits(32, 8, 4096, 132), 8); // 264 / 32
+  EXPECT_EQ(chooseKvSplits(32, 8, 65536, 132), 8);
+  // Batch 1 x 8 K/V heads, 128k keys: 264 / 8.
+  EXPECT_EQ(chooseKvSplits(8, 4, 131072, 132), 33);
+  // q_len 16 on 256 programs: 528 / 256.
+  EXPECT_EQ(chooseKvSplits(256, 16, 16384, 132), 2);
+  // A prefill chunk: 8 query blocks x 8 heads of 64 rows: 528 / 64.
+  EXPECT_EQ(chooseKvSplits(64, 64, 32768, 132), 8);
+  // Grids with enough programs.
+  EXPECT_EQ(chooseKvSplits(512, 8, 2048, 132), 1);
+  EXPECT_EQ(chooseKvSplits(4096, 64, 1 << 20, 132), 1);
   // Few keys: ranges of at least 256 keys.
-  EXPECT_EQ(chooseKvSplits(8, 1024, 132), 4);
-  EXPECT_EQ(chooseKvSplits(8, 100, 132), 1);
+  EXPECT_EQ(chooseKvSplits(32, 8, 1024, 132), 4);
+  EXPECT_EQ(chooseKvSplits(8, 8, 100, 132), 1);
   // One program on a big GPU: capped.
-  EXPECT_EQ(chooseKvSplits(1, 1 << 24, 132), 128);
+  EXPECT_EQ(chooseKvSplits(1, 1, 1 << 24, 132), 128);
   // Nothing to split, or no SM count.
-  EXPECT_EQ(chooseKvSplits(0, 4096, 132), 1);
-  EXPECT_EQ(chooseKvSplits(32, 4096, 0), 1);
+  EXPECT_EQ(chooseKvSplits(0, 8, 4096, 132), 1);
+  EXPECT_EQ(chooseKvSplits(32, 8, 4096, 0), 1);
 }

@@ -66,13 +66,18 @@ struct ScheduleEntry {
 std::vector<ScheduleEntry> scheduleCandidates(const ScheduleKey &key);
 
 /// Split-KV: the key ranges each program's keys are split into, for a grid
-/// of `programs` (query blocks x batch x heads) over `keys` keys on a GPU
-/// of `multiprocessors` SMs. 1 when the grid fills the GPU; otherwise
-/// enough for two programs per SM, with at least kMinKeysPerSplit keys
-/// each (a range's prologue and merge cost about as much as that many
-/// keys) and at most kMaxKvSplits.
-inline constexpr int64_t kMinKeysPerSplit = 256, kMaxKvSplits = 128;
-int64_t chooseKvSplits(int64_t programs, int64_t keys,
+/// of `programs` (query blocks x batch x heads) whose programs each hold
+/// `rows` query rows (at most their block's), over `keys` keys on a GPU of
+/// `multiprocessors` SMs. Measured on the H200 (docs/perf-notes.md,
+/// session 14): decode programs of at most kLightRows rows read K and V at
+/// the copy rate with about 2 per SM, heavier ones (q_len 16, prefill
+/// chunks) want about 4, so splits = floor(that many / programs), and 1
+/// where the grid has them already; at least kMinKeysPerSplit keys per
+/// range (the prologue and the merge cost about that much) and at most
+/// kMaxKvSplits ranges.
+inline constexpr int64_t kLightRows = 8, kMinKeysPerSplit = 256,
+                         kMaxKvSplits = 128;
+int64_t chooseKvSplits(int64_t programs, int64_t rows, int64_t keys,
                        int64_t multiprocessors);
 
 } // namespace mlir::attn

@@ -7,6 +7,8 @@
 //   m = max_s lse_s,  w_s = 2^(lse_s - m) (0 where lse_s = -inf),
 //   sum = sum_s w_s,  lse = (m + log2 sum) * ln 2,  O = sum_s (w_s / sum) O_s
 //
+// computed online, in one pass over s per column.
+//
 // A row whose partials all have LSE -inf (no visible key anywhere) gets
 // sum 0, output 0 and LSE -inf, never NaN.
 //
@@ -77,60 +79,70 @@ void buildCombine(CombineSplitsOp op) {
     return arith::SelectOp::create(nb, loc, empty, constant(0.0), w);
   };
 
-  auto maxLoop = scf::ForOp::create(
-      b, loc, index(0), splits, index(1), ValueRange{negInf},
-      [&](OpBuilder &nb, Location, Value s, ValueRange state) {
-        Value max = arith::MaximumFOp::create(nb, loc, state[0],
-                                              partialLse2(nb, s));
-        scf::YieldOp::create(nb, loc, max);
-      });
-  Value max = maxLoop.getResult(0);
-  auto sumLoop = scf::ForOp::create(
-      b, loc, index(0), splits, index(1), ValueRange{constant(0.0)},
-      [&](OpBuilder &nb, Location, Value s, ValueRange state) {
-        Value sum = arith::AddFOp::create(
-            nb, loc, state[0], weight(nb, partialLse2(nb, s), max));
-        scf::YieldOp::create(nb, loc, sum);
-      });
-  Value sum = sumLoop.getResult(0);
-  Value positive =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, constant(0.0));
-  Value inverse = arith::SelectOp::create(
-      b, loc, positive, arith::DivFOp::create(b, loc, constant(1.0), sum),
-      constant(0.0));
-
+  // One pass over the partials per column, online (as the attention's
+  // softmax): each iteration's two loads are independent of the running
+  // values, so a GPU thread waits on memory once per partial.
+  Value zero = constant(0.0);
   Value columns = memref::DimOp::create(b, loc, output, 3);
   Type outElement = cast<MemRefType>(output.getType()).getElementType();
+  Value lse = op.getLse();
   auto columnLoop = scf::ForOp::create(
       b, loc, index(0), columns, index(1), ValueRange{},
       [&](OpBuilder &nb, Location, Value column, ValueRange) {
-        auto accLoop = scf::ForOp::create(
-            nb, loc, index(0), splits, index(1), ValueRange{constant(0.0)},
+        auto merge = scf::ForOp::create(
+            nb, loc, index(0), splits, index(1),
+            ValueRange{negInf, zero, zero},
             [&](OpBuilder &ib, Location, Value s, ValueRange state) {
-              Value w = weight(ib, partialLse2(ib, s), max);
+              Value max = state[0], sum = state[1], acc = state[2];
+              Value lse2 = partialLse2(ib, s);
               Value o = memref::LoadOp::create(
                   ib, loc, partials,
                   ValueRange{partialBatch(ib, s), head, row, column});
-              Value acc = arith::AddFOp::create(
-                  ib, loc, state[0], arith::MulFOp::create(ib, loc, w, o));
-              scf::YieldOp::create(ib, loc, acc);
+              Value newMax = arith::MaximumFOp::create(ib, loc, max, lse2);
+              // Nothing seen yet (max -inf): the running values are 0.
+              Value none = arith::CmpFOp::create(
+                  ib, loc, arith::CmpFPredicate::OEQ, newMax, negInf);
+              Value alpha = arith::SelectOp::create(
+                  ib, loc, none, zero,
+                  math::Exp2Op::create(
+                      ib, loc, arith::SubFOp::create(ib, loc, max, newMax)));
+              Value w = weight(ib, lse2, newMax);
+              Value newSum = arith::AddFOp::create(
+                  ib, loc, arith::MulFOp::create(ib, loc, sum, alpha), w);
+              Value newAcc = arith::AddFOp::create(
+                  ib, loc, arith::MulFOp::create(ib, loc, acc, alpha),
+                  arith::MulFOp::create(ib, loc, w, o));
+              scf::YieldOp::create(ib, loc,
+                                   ValueRange{newMax, newSum, newAcc});
             });
-        Value out = arith::MulFOp::create(nb, loc, accLoop.getResult(0),
-                                          inverse);
+        Value max = merge.getResult(0), sum = merge.getResult(1);
+        Value positive = arith::CmpFOp::create(
+            nb, loc, arith::CmpFPredicate::OGT, sum, zero);
+        Value out = arith::SelectOp::create(
+            nb, loc, positive,
+            arith::DivFOp::create(nb, loc, merge.getResult(2), sum), zero);
         if (outElement != f32)
           out = arith::TruncFOp::create(nb, loc, outElement, out);
         memref::StoreOp::create(nb, loc, out, output,
                                 ValueRange{batch, head, row, column});
+        if (lse) {
+          // Column 0's thread writes the row's LSE; log2(0) = -inf: a row
+          // with no visible key gets -inf.
+          Value first = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq,
+                                              column, index(0));
+          scf::IfOp::create(nb, loc, first, [&](OpBuilder &tb, Location) {
+            Value lse2 = arith::AddFOp::create(
+                tb, loc, max, math::Log2Op::create(tb, loc, sum));
+            Value natural =
+                arith::MulFOp::create(tb, loc, lse2, constant(M_LN2));
+            memref::StoreOp::create(tb, loc, natural, lse,
+                                    ValueRange{batch, head, row});
+            scf::YieldOp::create(tb, loc);
+          });
+        }
         scf::YieldOp::create(nb, loc);
       });
   columnLoop->setAttr("attn.across_threads", b.getUnitAttr());
-
-  if (Value lse = op.getLse()) {
-    // log2(0) = -inf: a row with no visible key gets LSE -inf.
-    Value lse2 = arith::AddFOp::create(b, loc, max, math::Log2Op::create(b, loc, sum));
-    Value natural = arith::MulFOp::create(b, loc, lse2, constant(M_LN2));
-    memref::StoreOp::create(b, loc, natural, lse, ValueRange{batch, head, row});
-  }
 }
 
 struct ExpandCombineSplitsPass
