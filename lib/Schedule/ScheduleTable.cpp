@@ -95,11 +95,12 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // One stage: each K / V tile copied in the iteration that uses it (V's
   // copy overlaps S = Q K^T). A two-stage ring (attngpu-pipeline) halves
   // the CTAs per SM at d 128 (48 -> 80 KiB): measured on the H200
-  // (session 12, docs/perf-notes.md) 0.62-0.97x on the FA3 shapes, 1.16x
-  // faster at decode (q 1, kv 16k, GQA), which the table cannot tell from
-  // a kernel's traits.
+  // (session 12, docs/perf-notes.md) 0.62-0.97x on the FA3 shapes; on TMA
+  // (session 14) 0.66-1.09x there. The partials of a split-KV launch
+  // (decode) take it: per-CTA work of 8 rows x 2k / 8k keys 1.23x / 1.37x
+  // faster on the TMA ring (session 14; d 128, the width measured).
   if (knobs.kvStages < 0)
-    knobs.kvStages = 1;
+    knobs.kvStages = kernel.splitPartials && kernel.outputCols <= 128 ? 2 : 1;
   // TMA loads of Q, K and V where the buffers are wgmma's (the pass leaves
   // the rest on cp.async): measured on the H200 (session 13,
   // docs/perf-notes.md) 1.21-1.27x on the FA3 shapes, 1.78x at decode.

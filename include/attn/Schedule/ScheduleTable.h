@@ -41,6 +41,9 @@ struct KernelTraits {
   bool causal = false;
   /// Its products run on wgmma with one warpgroup of 4 warps on 64 rows.
   bool oneWarpgroupWgmma = false;
+  /// It attends one range of a split-KV launch (attn.kv_splits): long key
+  /// loops on few query rows.
+  bool splitPartials = false;
 };
 
 /// Tile columns as the GPU schedule holds them: a multiple of 8 that is not

@@ -97,6 +97,17 @@ Value mbarrierAddress(OpBuilder &b, Location loc, Value barriers,
   return byteOffset(b, loc, barriers, bytes);
 }
 
+/// Loads that never ran need no code.
+struct UnissuedLowering : public OpConversionPattern<UnissuedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(UnissuedOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct TmaLoadLowering : public OpConversionPattern<TmaLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -112,7 +123,15 @@ struct TmaLoadLowering : public OpConversionPattern<TmaLoadOp> {
     Value barriers = adaptor.getBarriers();
     Value index = adaptor.getIndex(), stage = adaptor.getStage();
     SmallVector<Value> coordinates(adaptor.getCoordinates());
+    Value predicate = adaptor.getPredicate();
     onFirstThread(rewriter, loc, [&](OpBuilder &b) {
+      // A predicated load: all of it under `if %p` (no arrive either).
+      OpBuilder::InsertionGuard guard(b);
+      if (predicate) {
+        auto branch =
+            scf::IfOp::create(b, loc, predicate, /*withElseRegion=*/false);
+        b.setInsertionPointToStart(&branch.getThenRegion().front());
+      }
       Value barrier = mbarrierAddress(b, loc, barriers, index);
       // The whole tile's bytes arrive, out-of-bounds zeros included.
       NVVM::MBarrierArriveExpectTxOp::create(
@@ -182,6 +201,7 @@ struct MbarrierWaitLowering : public OpConversionPattern<MbarrierWaitOp> {
 
 void mlir::attngpu::populateTmaToNVVMPatterns(const TypeConverter &converter,
                                               RewritePatternSet &patterns) {
-  patterns.add<AllocMbarriersLowering, TmaLoadLowering, MbarrierWaitLowering>(
+  patterns.add<AllocMbarriersLowering, TmaLoadLowering, MbarrierWaitLowering,
+               UnissuedLowering>(
       converter, patterns.getContext());
 }

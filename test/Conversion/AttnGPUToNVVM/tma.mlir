@@ -50,3 +50,4 @@ module attributes {gpu.container_module} {
     }
   }
 }
+

@@ -1009,3 +1009,28 @@ func.func @f(%p: i1) {
   attngpu.mbarrier_wait %bars[%c1] parity %p : !attngpu.mbarriers<1>
   return
 }
+
+// -----
+
+// attngpu.unissued says a predicated TMA load did not run: an unpredicated
+// one always runs (and must be waited).
+func.func @f(%src: memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>, %map: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<1>
+  %c0 = arith.constant 0 : index
+  %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
+  %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c0] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<1>
+  // expected-error @+1 {{takes tokens of predicated attngpu.tma_loads (directly or yielded by a loop), got one from attngpu.tma_load}}
+  attngpu.unissued %t
+  return
+}
+
+// -----
+
+func.func @f(%src: memref<?x64xf16>, %i: index, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  %t = attngpu.async_copy %src[%i, %c0] dims = [0, 1] into %b[%c0] if %p : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{takes tokens of predicated attngpu.tma_loads (directly or yielded by a loop), got one from attngpu.async_copy}}
+  attngpu.unissued %t
+  return
+}

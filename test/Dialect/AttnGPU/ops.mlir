@@ -173,5 +173,9 @@ func.func @tma(%key: !k, %kmap: !map {attngpu.tensor_map_of = 0 : i64}, %i: inde
   %kbuf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
   %t = attngpu.tma_load %kmap[%i, %i, %i, %c0] into %kbuf[%c0] arrive %bars[%c0] : !map, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
   attngpu.mbarrier_wait %bars[%c0] parity %p for %t : !attngpu.mbarriers<2>
+  // CHECK: %[[OFF:.+]] = attngpu.tma_load {{.+}} arrive %{{.+}}[%{{.+}}] if %{{.+}} :
+  // CHECK: attngpu.unissued %[[OFF]]
+  %off = attngpu.tma_load %kmap[%i, %i, %i, %c0] into %kbuf[%c0] arrive %bars[%c0] if %p : !map, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
+  attngpu.unissued %off
   return
 }

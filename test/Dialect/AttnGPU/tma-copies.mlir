@@ -159,3 +159,109 @@ func.func @token_twice(%k: !k, %b: index) {
   attngpu.async_wait %tq, %tq
   return
 }
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!r = !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
+!a = !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+
+// attngpu-pipeline's two-stage ring: iteration j reads stage j mod 2, the
+// prologue fills stage 0 for iteration 0, iteration j fills stage
+// (j + 1) mod 2 for iteration j + 1, each copy predicated on its iteration
+// existing. Both become predicated TMA loads arriving on mbarrier 0 + their
+// stage; iteration j waits on mbarrier 0 + j mod 2 with parity (j / 2) mod
+// 2 (that stage's (j / 2)-th fill); the loop's last token, for the
+// iteration after the last, is attngpu.unissued instead of waited.
+// CHECK-LABEL: func.func @two_stage_ring
+// CHECK-SAME: %[[MAP:[^:]+]]: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}
+// CHECK: %[[BARS:.+]] = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+// CHECK: %[[I0:.+]] = arith.addi %[[FIRST:.+]], %[[S0:.+]] : index
+// CHECK: %[[T0:.+]] = attngpu.tma_load %[[MAP]][%{{.+}}] into %[[R:.+]][%[[S0]]] arrive %[[BARS]][%[[I0]]] if %{{.+}} :
+// CHECK: %[[LOOP:.+]] = scf.for %[[IV:.+]] = %[[LB:[^ ]+]] to %{{.+}} step %[[STEP:[^ ]+]] iter_args(%[[CARRIED:.+]] = %[[T0]])
+// CHECK:   arith.remui
+// CHECK:   %[[NEXT:.+]] = arith.remui
+// CHECK:   %[[I1:.+]] = arith.addi %{{[^,]+}}, %[[NEXT]] : index
+// CHECK:   %[[T1:.+]] = attngpu.tma_load %[[MAP]][%{{.+}}] into %[[R]][%[[NEXT]]] arrive %[[BARS]][%[[I1]]] if %{{.+}} :
+// CHECK:   %[[N:.+]] = arith.subi %[[IV]], %[[LB]]
+// CHECK:   %[[J:.+]] = arith.divui %[[N]], %[[STEP]]
+// CHECK:   %[[STAGE:.+]] = arith.remui %[[J]], %[[TWO:.+]] : index
+// CHECK:   %[[WHICH:.+]] = arith.addi %{{.+}}, %[[STAGE]] : index
+// CHECK:   %[[FILL:.+]] = arith.divui %[[J]], %[[TWO2:.+]] : index
+// CHECK:   %[[ODD:.+]] = arith.andi %[[FILL]]
+// CHECK:   %[[P:.+]] = arith.cmpi ne, %[[ODD]]
+// CHECK:   attngpu.mbarrier_wait %[[BARS]][%[[WHICH]]] parity %[[P]] for %[[CARRIED]]
+// CHECK:   attngpu.local_load
+// CHECK:   scf.yield %[[T1]]
+// CHECK: attngpu.unissued %[[LOOP]]
+// CHECK-NEXT: return
+// SYNC-LABEL: func.func @two_stage_ring
+// The next iteration's load overwrites the stage read one iteration ago:
+// a barrier before it; none between a wait and its read.
+// SYNC: scf.for
+// SYNC: attngpu.barrier
+// SYNC-NEXT: attngpu.tma_load
+// SYNC-NOT: attngpu.barrier
+// SYNC: attngpu.mbarrier_wait
+// SYNC-NEXT: attngpu.local_load
+// SYNC: attngpu.unissued
+func.func @two_stage_ring(%k: !k, %b: index, %lb: index, %ub: index)
+    attributes {attngpu.schedule = #attngpu.schedule<tma_copies = 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %r = attngpu.alloc_shared : !r
+  %first = arith.cmpi slt, %lb, %ub : index
+  %t0 = attngpu.async_copy %k[%b, %lb, %c0, %c0] dims = [1, 3] boundary_check = [0] padding = zero into %r[%c0] if %first : !k, !r
+  %last = scf.for %i = %lb to %ub step %c128 iter_args(%t = %t0) -> (!attngpu.token) {
+    %n = arith.subi %i, %lb : index
+    %j = arith.divui %n, %c128 : index
+    %stage = arith.remui %j, %c2 : index
+    %j1 = arith.addi %j, %c1 : index
+    %next = arith.remui %j1, %c2 : index
+    %i1 = arith.addi %i, %c128 : index
+    %more = arith.cmpi slt, %i1, %ub : index
+    %t1 = attngpu.async_copy %k[%b, %i1, %c0, %c0] dims = [1, 3] boundary_check = [0] padding = zero into %r[%next] if %more : !k, !r
+    attngpu.async_wait %t
+    %ka = attngpu.local_load %r[%stage] : !r -> !a
+    scf.yield %t1 : !attngpu.token
+  }
+  attngpu.async_wait %last
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!r = !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
+!a = !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+
+// Not that form, so cp.async: the prologue copy unpredicated (it would run
+// for a loop of no iterations, and its token could not be unissued).
+// FORCE-LABEL: func.func @ring_with_unpredicated_prologue
+// FORCE-NOT: attngpu.tma_load
+// FORCE: return
+func.func @ring_with_unpredicated_prologue(%k: !k, %b: index, %lb: index, %ub: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %r = attngpu.alloc_shared : !r
+  %t0 = attngpu.async_copy %k[%b, %lb, %c0, %c0] dims = [1, 3] into %r[%c0] : !k, !r
+  %c2 = arith.constant 2 : index
+  %last = scf.for %i = %lb to %ub step %c128 iter_args(%t = %t0) -> (!attngpu.token) {
+    %n = arith.subi %i, %lb : index
+    %j = arith.divui %n, %c128 : index
+    %stage = arith.remui %j, %c2 : index
+    %j1 = arith.addi %j, %c1 : index
+    %next = arith.remui %j1, %c2 : index
+    %i1 = arith.addi %i, %c128 : index
+    %more = arith.cmpi slt, %i1, %ub : index
+    %t1 = attngpu.async_copy %k[%b, %i1, %c0, %c0] dims = [1, 3] into %r[%next] if %more : !k, !r
+    attngpu.async_wait %t
+    %ka = attngpu.local_load %r[%stage] : !r -> !a
+    scf.yield %t1 : !attngpu.token
+  }
+  attngpu.async_wait %last
+  return
+}

@@ -257,6 +257,25 @@ LogicalResult MbarrierWaitOp::verify() {
   return verifyMbarrierIndex(*this, getIndex(), getBarriers().getType());
 }
 
+LogicalResult UnissuedOp::verify() {
+  // Each token: a predicated tma_load, or a loop's result that yields one.
+  for (Value token : getTokens()) {
+    Value produced = token;
+    if (auto loop = token.getDefiningOp<scf::ForOp>())
+      produced = loop.getBody()->getTerminator()->getOperand(
+          cast<OpResult>(token).getResultNumber());
+    auto load = produced.getDefiningOp<TmaLoadOp>();
+    if (!load || !load.getPredicate())
+      return emitOpError() << "takes tokens of predicated attngpu.tma_loads "
+                              "(directly or yielded by a loop), got one from "
+                           << (produced.getDefiningOp()
+                                   ? produced.getDefiningOp()->getName()
+                                         .getStringRef()
+                                   : StringRef("a block argument"));
+  }
+  return success();
+}
+
 LogicalResult LocalLoadOp::verify() {
   SharedType buffer = getBuffer().getType();
   TileType tile = getResult().getType();

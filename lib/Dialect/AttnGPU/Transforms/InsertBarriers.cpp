@@ -327,6 +327,11 @@ private:
       retire(state.unwaitedCopies, wait.getTokens(), op);
       return success();
     }
+    if (auto unissued = dyn_cast<UnissuedOp>(op)) {
+      // Predicated off: never in flight.
+      retire(state.unwaitedCopies, unissued.getTokens(), op);
+      return success();
+    }
     if (auto wait = dyn_cast<MbarrierWaitOp>(op)) {
       // Each thread waits on the mbarrier, which makes the loads' bytes
       // visible to it: landed and published, no barrier needed.

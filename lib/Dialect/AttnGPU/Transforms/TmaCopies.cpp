@@ -3,9 +3,11 @@
 // Implements attngpu-tma-copies: an async_copy that TMA can do becomes a
 // tma_load from a tensor-map kernel argument, arriving on an mbarrier of its
 // own, and its async_waits become mbarrier_waits with the parity of the
-// copy's run (its loop's iteration count mod 2). What TMA cannot do (other
-// layouts, rings, predicates, padding other than zero, copies in nested
-// loops or branches) stays cp.async.
+// copy's run (its loop's iteration count mod 2). The two-stage rings of
+// attngpu-pipeline become predicated TMA loads on one mbarrier per stage.
+// What TMA cannot do (other layouts, other rings, predicates elsewhere,
+// padding other than zero, copies in nested loops or branches) stays
+// cp.async.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,17 +40,17 @@ static SmallVector<int64_t> tmaBox(AsyncCopyOp copy) {
   return box;
 }
 
-/// Whether TMA can do `copy`, run once in `func` or once per iteration of
-/// `loop` (set then).
-static bool tmaCanCopy(AsyncCopyOp copy, FunctionOpInterface func,
-                       scf::ForOp &loop) {
+/// Whether TMA can copy what `copy` does, wherever it is: into a
+/// `wgmma_128b` buffer of 16-bit elements whose columns are whole slabs,
+/// every column, zero padding or none, from a kernel argument of `func`
+/// whose innermost dimension holds the columns contiguously.
+static bool tmaCanMove(AsyncCopyOp copy, FunctionOpInterface func) {
   SharedType buffer = copy.getBuffer().getType();
   int64_t bits = buffer.getElementType().getIntOrFloatBitWidth();
-  if (buffer.getLayout() != SharedLayout::wgmma_128b ||
-      buffer.getStages() != 1 || bits != 16 ||
+  if (buffer.getLayout() != SharedLayout::wgmma_128b || bits != 16 ||
       buffer.getShape()[0] > 256 || buffer.getShape()[1] % (1024 / bits) != 0)
     return false;
-  if (copy.getColumns() || copy.getPredicate())
+  if (copy.getColumns())
     return false;
   if (copy.getPadding() && *copy.getPadding() != Padding::zero)
     return false;
@@ -64,6 +66,16 @@ static bool tmaCanCopy(AsyncCopyOp copy, FunctionOpInterface func,
   if (rank < 2 || rank > 5 ||
       failed(source.getStridesAndOffset(strides, offset)) ||
       strides.back() != 1 || copy.getDims()[1] != rank - 1)
+    return false;
+  return true;
+}
+
+/// Whether TMA can do `copy`, run once in `func` or once per iteration of
+/// `loop` (set then), into a one-stage buffer and unpredicated.
+static bool tmaCanCopy(AsyncCopyOp copy, FunctionOpInterface func,
+                       scf::ForOp &loop) {
+  if (!tmaCanMove(copy, func) || copy.getBuffer().getType().getStages() != 1 ||
+      copy.getPredicate())
     return false;
   // Run once, or once per iteration of one loop (an index loop: the
   // parity counts its iterations).
@@ -107,6 +119,57 @@ static bool tmaCanCopy(AsyncCopyOp copy, FunctionOpInterface func,
   return true;
 }
 
+/// A two-stage ring as attngpu-pipeline makes it: iteration j of `loop`
+/// reads stage j mod 2 of `buffer`, filled by `prologue` (iteration 0's
+/// copy, before the loop) or by `inLoop` (iteration j + 1's copy, issued in
+/// iteration j); both predicated on that iteration existing. Their tokens
+/// travel as the loop's iter_arg `position`, waited in the loop body; the
+/// loop's result there stands for a copy past the end, never issued.
+struct Ring {
+  AsyncCopyOp prologue, inLoop;
+  scf::ForOp loop;
+  unsigned position;
+};
+
+/// `copy`'s ring, when it is the in-loop copy of one TMA can do.
+static std::optional<Ring> tmaRing(AsyncCopyOp copy, FunctionOpInterface func) {
+  if (!tmaCanMove(copy, func) || copy.getBuffer().getType().getStages() != 2 ||
+      !copy.getPredicate())
+    return std::nullopt;
+  auto loop = dyn_cast<scf::ForOp>(copy->getParentOp());
+  if (!loop || loop->getParentOp() != func.getOperation() ||
+      !loop.getInductionVar().getType().isIndex() ||
+      !loop.isDefinedOutsideOfLoop(copy.getBuffer()))
+    return std::nullopt;
+  // Its token only yielded, at `position`.
+  Value token = copy.getToken();
+  if (!token.hasOneUse() ||
+      !isa<scf::YieldOp>(*token.getUsers().begin()) ||
+      token.getUses().begin()->getOwner()->getParentOp() != loop)
+    return std::nullopt;
+  unsigned position = token.getUses().begin()->getOperandNumber();
+  // The initial value: a predicated copy into the same buffer before the
+  // loop, used by nothing else.
+  auto prologue = loop.getInitArgs()[position].getDefiningOp<AsyncCopyOp>();
+  if (!prologue || !prologue.getToken().hasOneUse() ||
+      prologue.getBuffer() != copy.getBuffer() || !prologue.getPredicate() ||
+      prologue->getBlock() != loop->getBlock() ||
+      !tmaCanMove(prologue, func) ||
+      prologue.getSource() != copy.getSource())
+    return std::nullopt;
+  // The carried token waited only by async_waits of the body, the result
+  // only by async_waits after the loop.
+  auto onlyWaitedIn = [](Value value, Block *block) {
+    return llvm::all_of(value.getUsers(), [&](Operation *user) {
+      return isa<AsyncWaitOp>(user) && user->getBlock() == block;
+    });
+  };
+  if (!onlyWaitedIn(loop.getRegionIterArgs()[position], loop.getBody()) ||
+      !onlyWaitedIn(loop.getResult(position), loop->getBlock()))
+    return std::nullopt;
+  return Ring{prologue, copy, loop, position};
+}
+
 struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
   using Base::Base;
 
@@ -115,13 +178,16 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
       if (func.isExternal() || !(force || scheduled(func)))
         return;
       SmallVector<std::pair<AsyncCopyOp, scf::ForOp>> copies;
+      SmallVector<Ring> rings;
       func.walk([&](AsyncCopyOp copy) {
         scf::ForOp loop;
         if (tmaCanCopy(copy, func, loop))
           copies.push_back({copy, loop});
+        else if (std::optional<Ring> ring = tmaRing(copy, func))
+          rings.push_back(*ring);
       });
-      if (!copies.empty())
-        convert(func, copies);
+      if (!copies.empty() || !rings.empty())
+        convert(func, copies, rings);
     });
   }
 
@@ -133,41 +199,60 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
     return setting && setting.getInt() == 1;
   }
 
+  /// The tensor-map argument of `copy`'s tensor and box (one per pair),
+  /// added to `func` at its first use.
+  Value tensorMap(FunctionOpInterface func, AsyncCopyOp copy,
+                  DenseMap<std::pair<Value, Type>, Value> &maps) {
+    MLIRContext *context = func.getContext();
+    Block &entry = func.getFunctionBody().front();
+    auto mapType =
+        TensorMapType::get(context, copy.getBuffer().getType().getElementType(),
+                           tmaBox(copy));
+    Value &map = maps[{copy.getSource(), mapType}];
+    if (!map) {
+      unsigned position = func.getNumArguments();
+      Builder b(context);
+      auto of = NamedAttribute(
+          StringAttr::get(context, kTensorMapOfAttrName),
+          b.getI64IntegerAttr(
+              cast<BlockArgument>(copy.getSource()).getArgNumber()));
+      if (failed(func.insertArgument(position, mapType,
+                                     DictionaryAttr::get(context, {of}),
+                                     copy.getLoc())))
+        return Value();
+      map = entry.getArgument(position);
+    }
+    return map;
+  }
+
   void convert(FunctionOpInterface func,
-               ArrayRef<std::pair<AsyncCopyOp, scf::ForOp>> copies) {
+               ArrayRef<std::pair<AsyncCopyOp, scf::ForOp>> copies,
+               ArrayRef<Ring> rings) {
     MLIRContext *context = func.getContext();
     Block &entry = func.getFunctionBody().front();
     OpBuilder b(context);
     b.setInsertionPointToStart(&entry);
+    // One mbarrier per copy, then two per ring (one per stage).
     Value barriers = AllocMbarriersOp::create(
-        b, func.getLoc(), MbarriersType::get(context, copies.size()),
+        b, func.getLoc(),
+        MbarriersType::get(context, copies.size() + 2 * rings.size()),
         IntegerAttr());
-    // One tensor-map argument per (tensor, box).
     DenseMap<std::pair<Value, Type>, Value> maps;
+    for (auto [index, ring] : llvm::enumerate(rings))
+      if (failed(convertRing(ring, func, barriers,
+                             copies.size() + 2 * index, maps)))
+        return signalPassFailure();
     for (auto [index, item] : llvm::enumerate(copies)) {
       auto [copy, loop] = item;
       Location loc = copy.getLoc();
-      auto mapType =
-          TensorMapType::get(context, copy.getBuffer().getType().getElementType(),
-                             tmaBox(copy));
-      Value &map = maps[{copy.getSource(), mapType}];
-      if (!map) {
-        unsigned position = func.getNumArguments();
-        auto of = NamedAttribute(
-            StringAttr::get(context, kTensorMapOfAttrName),
-            b.getI64IntegerAttr(
-                cast<BlockArgument>(copy.getSource()).getArgNumber()));
-        if (failed(func.insertArgument(position, mapType,
-                                       DictionaryAttr::get(context, {of}),
-                                       loc)))
-          return signalPassFailure();
-        map = entry.getArgument(position);
-      }
+      Value map = tensorMap(func, copy, maps);
+      if (!map)
+        return signalPassFailure();
       b.setInsertionPoint(copy);
       Value barrier = arith::ConstantIndexOp::create(b, loc, index);
       Value token = TmaLoadOp::create(b, loc, map, copy.getOffsets(),
                                       copy.getBuffer(), copy.getStage(),
-                                      barriers, barrier);
+                                      barriers, barrier, Value());
       // The k-th run completes phase k: parity k mod 2.
       Value parity;
       if (loop) {
@@ -204,6 +289,84 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
       }
       copy.erase();
     }
+  }
+
+  /// A ring's two copies as predicated TMA loads on mbarriers `first` and
+  /// `first` + 1 (stage s arrives on first + s); iteration j waits on its
+  /// stage's mbarrier, whose (j / 2)-th phase its fill completes: parity
+  /// (j / 2) mod 2. The waits after the loop go (attngpu.unissued says
+  /// why: the copy the loop yields last is for an iteration that does not
+  /// exist, predicated off).
+  LogicalResult convertRing(const Ring &ring, FunctionOpInterface func,
+                            Value barriers, int64_t first,
+                            DenseMap<std::pair<Value, Type>, Value> &maps) {
+    OpBuilder b(func.getContext());
+    for (AsyncCopyOp copy : {ring.prologue, ring.inLoop}) {
+      Location loc = copy.getLoc();
+      Value map = tensorMap(func, copy, maps);
+      if (!map)
+        return failure();
+      b.setInsertionPoint(copy);
+      Value barrier = arith::AddIOp::create(
+          b, loc, arith::ConstantIndexOp::create(b, loc, first),
+          copy.getStage());
+      Value token = TmaLoadOp::create(b, loc, map, copy.getOffsets(),
+                                      copy.getBuffer(), copy.getStage(),
+                                      barriers, barrier, copy.getPredicate());
+      copy.getToken().replaceAllUsesWith(token);
+      copy.erase();
+    }
+    scf::ForOp loop = ring.loop;
+    Value carried = loop.getRegionIterArgs()[ring.position];
+    llvm::SetVector<Operation *> waits;
+    for (Operation *user : carried.getUsers())
+      waits.insert(user);
+    for (Operation *user : waits) {
+      auto wait = cast<AsyncWaitOp>(user);
+      Location loc = wait.getLoc();
+      b.setInsertionPoint(wait);
+      auto index = [&](int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
+      Value iteration = arith::DivUIOp::create(
+          b, loc,
+          arith::SubIOp::create(b, loc, loop.getInductionVar(),
+                                loop.getLowerBound()),
+          loop.getStep());
+      Value stage = arith::RemUIOp::create(b, loc, iteration, index(2));
+      Value barrier = arith::AddIOp::create(b, loc, index(first), stage);
+      Value parity = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(
+              b, loc, arith::DivUIOp::create(b, loc, iteration, index(2)),
+              index(1)),
+          index(0));
+      MbarrierWaitOp::create(b, loc, barriers, barrier, parity,
+                             ValueRange{carried});
+      dropToken(wait, carried);
+    }
+    // The loop's result: the copy for the iteration after the last.
+    Value past = loop.getResult(ring.position);
+    waits.clear();
+    for (Operation *user : past.getUsers())
+      waits.insert(user);
+    for (Operation *user : waits)
+      dropToken(cast<AsyncWaitOp>(user), past);
+    b.setInsertionPointAfter(loop);
+    UnissuedOp::create(b, loop.getLoc(), ValueRange{past});
+    return success();
+  }
+
+  /// `wait` without `token` (erased when it has no other).
+  static void dropToken(AsyncWaitOp wait, Value token) {
+    SmallVector<Value> rest;
+    for (Value t : wait.getTokens())
+      if (t != token)
+        rest.push_back(t);
+    if (rest.empty())
+      wait.erase();
+    else
+      wait->setOperands(rest);
   }
 };
 

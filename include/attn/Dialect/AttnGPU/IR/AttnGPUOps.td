@@ -165,7 +165,7 @@ def AttnGPU_AllocMbarriersOp : AttnGPU_Op<"alloc_mbarriers"> {
   let hasVerifier = 1;
 }
 
-def AttnGPU_TmaLoadOp : AttnGPU_Op<"tma_load"> {
+def AttnGPU_TmaLoadOp : AttnGPU_Op<"tma_load", [AttrSizedOperandSegments]> {
   let summary = "load a tile with the tensor memory accelerator";
   let description = [{
     One thread starts TMA loads of the tile at `coordinates` (one per
@@ -176,6 +176,9 @@ def AttnGPU_TmaLoadOp : AttnGPU_Op<"tma_load"> {
     every tensor dimension except the two the buffer's rows and columns
     walk; out-of-bounds elements arrive as zeros. The data may be read only
     after `attngpu.mbarrier_wait` on that mbarrier, by each reading thread.
+    With `if %p` nothing is loaded or arrived where `%p` is false (a ring's
+    copy for an iteration past the loop's end): its token must not be
+    waited for there.
 
     ```mlir
     %t = attngpu.tma_load %kmap[%b, %n0, %h, %c0] into %kbuf[%c0]
@@ -189,11 +192,11 @@ def AttnGPU_TmaLoadOp : AttnGPU_Op<"tma_load"> {
                            [MemWrite<AttnGPU_SharedMemory>]>:$buffer,
                        Index:$stage,
                        AttnGPU_MbarriersType:$barriers,
-                       Index:$index);
+                       Index:$index, Optional<I1>:$predicate);
   let results = (outs AttnGPU_TokenType:$token);
   let assemblyFormat = [{
     $map `[` $coordinates `]` `into` $buffer `[` $stage `]`
-    `arrive` $barriers `[` $index `]` attr-dict `:`
+    `arrive` $barriers `[` $index `]` (`if` $predicate^)? attr-dict `:`
     qualified(type($map)) `,` qualified(type($buffer)) `,`
     qualified(type($barriers))
   }];
@@ -220,6 +223,29 @@ def AttnGPU_MbarrierWaitOp : AttnGPU_Op<"mbarrier_wait"> {
     $barriers `[` $index `]` `parity` $parity (`for` $tokens^)? attr-dict
     `:` qualified(type($barriers))
   }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_UnissuedOp : AttnGPU_Op<"unissued"> {
+  let summary = "TMA loads that were predicated off: nothing to wait for";
+  let description = [{
+    States that the predicated `attngpu.tma_load`s `tokens` stand for did
+    not run (their predicate was false): nothing arrives on their mbarriers
+    and nothing may wait there. For attngpu-insert-barriers they end here,
+    as if waited. A two-stage ring's loop yields the token of the copy for
+    the iteration after its last, which never exists:
+
+    ```mlir
+    %r:3 = scf.for ... iter_args(..., %t = %t0) -> (..., !attngpu.token) {
+      ...
+      %next = attngpu.tma_load ... arrive %bars[%i] if %more : ...
+      scf.yield ..., %next : ..., !attngpu.token
+    }
+    attngpu.unissued %r#2
+    ```
+  }];
+  let arguments = (ins Variadic<AttnGPU_TokenType>:$tokens);
+  let assemblyFormat = "$tokens attr-dict";
   let hasVerifier = 1;
 }
 

@@ -55,9 +55,17 @@ def AttnGPUTmaCopies : Pass<"attngpu-tma-copies"> {
     `attngpu.alloc_mbarriers` at the kernel's start) and each tensor a
     kernel argument `!attngpu.tensor_map` (`attngpu.tensor_map_of` names
     the tensor). The k-th run of a copy completes its mbarrier's phase k,
-    so the wait's parity is the loop's iteration count mod 2. Other copies
-    stay cp.async; the host must encode the tensor maps (and checks TMA's
-    alignment rules) at launch.
+    so the wait's parity is the loop's iteration count mod 2.
+
+    A two-stage ring as attngpu-pipeline makes it (a `stages = 2` buffer
+    filled before the loop for iteration 0 and in iteration j for iteration
+    j + 1, both predicated on that iteration existing, the tokens carried
+    by the loop) becomes predicated TMA loads on one mbarrier per stage:
+    iteration j waits on stage j mod 2's with parity (j / 2) mod 2, and the
+    token the loop yields last (for the iteration after the last, never
+    issued) is `attngpu.unissued`. Other copies stay cp.async; the host
+    must encode the tensor maps (and checks TMA's alignment rules) at
+    launch.
   }];
   let options = [
     Option<"force", "force", "bool", "false",
