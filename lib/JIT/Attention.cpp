@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/JIT/Attention.h"
+#include "Schedule.h"
 #include "attn/Pipelines/GpuChips.h"
 #include "attn/Runtime/CudaDriver.h"
 
@@ -320,7 +321,20 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale,
   partialSpec.part = AttentionSpec::Part::SplitPartials;
   partialSpec.withLse = false; // the partials always have one
   combineSpec.part = AttentionSpec::Part::SplitCombine;
-  auto partials = getKernel(partialSpec, target_, error);
+  // Decode rows: the partials on the schedule table's K/V ring.
+  detail::Schedule schedule;
+  if (target_.kind == Target::Kind::Cuda) {
+    int64_t stages =
+        mlir::attn::splitPartialsKvStages(std::min(SQ, blockM_));
+    if (stages != 1) {
+      schedule.name = "kv-ring";
+      schedule.gpu.kvStages = stages;
+    }
+  }
+  auto partials = schedule.isDefault()
+                      ? getKernel(partialSpec, target_, error)
+                      : detail::getScheduledKernel(partialSpec, target_,
+                                                   schedule, error);
   if (!partials)
     return false;
   auto combine = getKernel(combineSpec, target_, error);

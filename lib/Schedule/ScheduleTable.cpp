@@ -96,11 +96,10 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // copy overlaps S = Q K^T). A two-stage ring (attngpu-pipeline) halves
   // the CTAs per SM at d 128 (48 -> 80 KiB): measured on the H200
   // (session 12, docs/perf-notes.md) 0.62-0.97x on the FA3 shapes; on TMA
-  // (session 14) 0.66-1.09x there. The partials of a split-KV launch
-  // (decode) take it: per-CTA work of 8 rows x 2k / 8k keys 1.23x / 1.37x
-  // faster on the TMA ring (session 14; d 128, the width measured).
+  // (session 14) 0.66-1.09x there. Split-KV decode asks for it at launch
+  // (splitPartialsKvStages).
   if (knobs.kvStages < 0)
-    knobs.kvStages = kernel.splitPartials && kernel.outputCols <= 128 ? 2 : 1;
+    knobs.kvStages = 1;
   // TMA loads of Q, K and V where the buffers are wgmma's (the pass leaves
   // the rest on cp.async): measured on the H200 (session 13,
   // docs/perf-notes.md) 1.21-1.27x on the FA3 shapes, 1.78x at decode.
@@ -207,4 +206,12 @@ int64_t mlir::attn::chooseKvSplits(int64_t programs, int64_t rows,
   int64_t wanted = perSM * multiprocessors / programs;
   int64_t longest = std::max<int64_t>(1, keys / kMinKeysPerSplit);
   return std::max<int64_t>(1, std::min({wanted, longest, kMaxKvSplits}));
+}
+
+int64_t mlir::attn::splitPartialsKvStages(int64_t rows) {
+  // H200, d 128, bf16 (session 14): per-CTA work of 8 rows x 2k / 8k keys
+  // 1.23x / 1.37x faster on the TMA ring; split decode b 8, 32 / 4 heads,
+  // q 1 kv 4k 0.89 -> 0.93x cuDNN, 16k / 64k / 128k within 1%; q 16 (16
+  // rows) 0.8x slower (2 CTAs per SM instead of 4).
+  return rows <= kLightRows ? 2 : 1;
 }

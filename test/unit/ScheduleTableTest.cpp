@@ -31,3 +31,11 @@ TEST(ScheduleTable, KvSplits) {
   EXPECT_EQ(chooseKvSplits(0, 8, 4096, 132), 1);
   EXPECT_EQ(chooseKvSplits(32, 8, 4096, 0), 1);
 }
+
+// The split partials' K/V ring: for decode rows only.
+TEST(ScheduleTable, SplitPartialsKvStages) {
+  EXPECT_EQ(splitPartialsKvStages(1), 2);
+  EXPECT_EQ(splitPartialsKvStages(8), 2);
+  EXPECT_EQ(splitPartialsKvStages(16), 1);
+  EXPECT_EQ(splitPartialsKvStages(64), 1);
+}

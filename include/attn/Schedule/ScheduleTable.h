@@ -41,9 +41,7 @@ struct KernelTraits {
   bool causal = false;
   /// Its products run on wgmma with one warpgroup of 4 warps on 64 rows.
   bool oneWarpgroupWgmma = false;
-  /// It attends one range of a split-KV launch (attn.kv_splits): long key
-  /// loops on few query rows.
-  bool splitPartials = false;
+
 };
 
 /// Tile columns as the GPU schedule holds them: a multiple of 8 that is not
@@ -82,6 +80,11 @@ inline constexpr int64_t kLightRows = 8, kMinKeysPerSplit = 256,
                          kMaxKvSplits = 128;
 int64_t chooseKvSplits(int64_t programs, int64_t rows, int64_t keys,
                        int64_t multiprocessors);
+
+/// Split-KV: the K/V ring stages (kv_stages) of the partials kernel for
+/// programs of `rows` query rows: 2 for decode (at most kLightRows), whose
+/// long key loops the ring feeds, else the table's default.
+int64_t splitPartialsKvStages(int64_t rows);
 
 } // namespace mlir::attn
 

@@ -107,7 +107,6 @@ static bool fitsWgmma(func::FuncOp kernel, int64_t warps, int64_t blockM) {
 /// masks causally.
 static KernelTraits kernelTraits(func::FuncOp kernel) {
   KernelTraits traits;
-  traits.splitPartials = kernel->hasAttr("attn.kv_splits");
   kernel.walk([&](Operation *op) {
     if (auto store = dyn_cast<TileStoreOp>(op)) {
       auto type = cast<RankedTensorType>(store.getValue().getType());

@@ -271,9 +271,6 @@ struct ExpandFlashAttentionPass
     func->setAttr("attn.block_m",
                   IntegerAttr::get(IntegerType::get(func.getContext(), 64),
                                    config.blockM));
-    // The schedule table tells the partials of a split-KV launch apart.
-    if (op.getKvSplits())
-      func->setAttr("attn.kv_splits", UnitAttr::get(func.getContext()));
     if (numWarps > 0)
       func->setAttr(
           "attn.num_warps",
