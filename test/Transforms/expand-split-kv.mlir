@@ -65,7 +65,11 @@ func.func @partials(%q: !t, %k: !t, %v: !t, %o: !p, %l: memref<?x?x?xf32>, %s: f
 // CHECK: %[[SP:.+]] = memref.dim %[[P]], %c0
 // CHECK: %[[SPLITS:.+]] = arith.divui %[[SP]], %[[B]]
 // CHECK: scf.for %[[C:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK:   %[[M:.+]]:3 = scf.for %[[I:.+]] = %{{.+}} to %[[SPLITS]] step %{{.+}} iter_args(%[[MAX:.+]] = %{{.+}}, %[[SUM:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}})
+// Four partials per step (their loads issue together), then the rest:
+// CHECK:   %[[MAIN:.+]]:3 = scf.for
+// CHECK-COUNT-4: memref.load %[[PL]]
+// CHECK:   scf.yield
+// CHECK:   %[[M:.+]]:3 = scf.for %[[I:.+]] = %{{.+}} to %[[SPLITS]] step %{{.+}} iter_args(%[[MAX:.+]] = %[[MAIN]]#0, %[[SUM:.+]] = %[[MAIN]]#1, %[[ACC:.+]] = %[[MAIN]]#2)
 // CHECK:     %[[IB:.+]] = arith.muli %[[I]], %[[B]]
 // CHECK:     %[[PB:.+]] = arith.addi %[[IB]], %[[BATCH]]
 // CHECK:     memref.load %[[PL]][%[[PB]], %[[HEAD]], %[[ROW]]]

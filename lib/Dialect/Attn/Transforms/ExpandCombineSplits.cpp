@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
@@ -115,6 +116,12 @@ void buildCombine(CombineSplitsOp op) {
               scf::YieldOp::create(ib, loc,
                                    ValueRange{newMax, newSum, newAcc});
             });
+        // Four partials per step: their loads issue together (a GPU
+        // thread otherwise waits on memory once per partial).
+        // (The remainder loop, when there is one, gives the results.)
+        FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(merge, 4);
+        if (succeeded(unrolled) && unrolled->epilogueLoopOp)
+          merge = *unrolled->epilogueLoopOp;
         Value max = merge.getResult(0), sum = merge.getResult(1);
         Value positive = arith::CmpFOp::create(
             nb, loc, arith::CmpFPredicate::OGT, sum, zero);
