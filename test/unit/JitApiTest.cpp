@@ -234,6 +234,49 @@ TEST_F(JitApiTest, PlantedBugIsCaughtByTheCheck) {
   EXPECT_EQ(unwritten.error(spec, 0.125), INFINITY);
 }
 
+// Split-KV through the C++ API: forced counts (more ranges than the 3 key
+// blocks of 150 keys included) match the reference, a caller's workspace
+// of splitPlan's size is used, and a too small one or a negative count is
+// refused.
+TEST_F(JitApiTest, SplitKvMatchesTheFloat64Reference) {
+  AttentionSpec spec = makeSpec(DType::F32, 32, CausalKind::BottomRight, 2,
+                                /*lse=*/true);
+  std::string error;
+  auto kernel = getKernel(spec, cpu(), error);
+  ASSERT_NE(kernel, nullptr) << error;
+  for (int64_t splits : {1, 2, 5}) {
+    Problem p(spec, 2, 2, 40, 150, "bshd", 11);
+    p.args.kvSplits = splits;
+    SplitPlan plan = kernel->splitPlan(p.args);
+    EXPECT_EQ(plan.splits, splits);
+    // 2 batches x 4 heads x 40 rows, 32 output floats and an LSE each.
+    EXPECT_EQ(plan.workspaceBytes,
+              splits == 1 ? 0u : size_t(splits * 2 * 4 * 40 * 33 * 4));
+    std::vector<float> workspace(plan.workspaceBytes / sizeof(float) + 1);
+    if (splits == 5) {
+      p.args.workspace = workspace.data();
+      p.args.workspaceBytes = plan.workspaceBytes;
+    }
+    ASSERT_TRUE(kernel->launch(p.args, error)) << error;
+    EXPECT_LE(p.error(spec, 1.0 / std::sqrt(32.0)), 1e-5) << splits;
+  }
+  Problem p(spec, 2, 2, 40, 150, "bshd", 11);
+  p.args.kvSplits = 5;
+  std::vector<float> small(10);
+  p.args.workspace = small.data();
+  p.args.workspaceBytes = sizeof(float) * small.size();
+  Kernel::Failure failure;
+  EXPECT_FALSE(kernel->launch(p.args, error, &failure));
+  EXPECT_EQ(failure, Kernel::Failure::InvalidArgument);
+  EXPECT_NE(error.find("the split-KV workspace has 40 bytes"),
+            std::string::npos)
+      << error;
+  p.args.workspace = nullptr;
+  p.args.kvSplits = -1;
+  EXPECT_FALSE(kernel->launch(p.args, error));
+  EXPECT_NE(error.find("kv_splits must be 0"), std::string::npos) << error;
+}
+
 //===----------------------------------------------------------------------===//
 // Caches
 //===----------------------------------------------------------------------===//
