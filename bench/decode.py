@@ -28,13 +28,13 @@ import warnings
 
 import torch
 import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 import attn_mlir  # noqa: E402
-from bench import L2_BYTES, do_bench, rel_l2, rotating  # noqa: E402
+from bench import (L2_BYTES, do_bench, rel_l2, rotating,  # noqa: E402
+                   time_sdpa_backends)
 
 SHAPES = [dict(batch=8, heads=32, kv_heads=4, q=1, kv=4096),
           dict(batch=8, heads=32, kv_heads=4, q=1, kv=16384),
@@ -85,19 +85,8 @@ def main():
 
         q, k, v = sets[0]
         ref = sdpa(q, k, v)  # SDPA's own choice of backend
-        peers = {}
-        for column, backend in (("sdpa_flash_tbs", SDPBackend.FLASH_ATTENTION),
-                                ("sdpa_cudnn_tbs", SDPBackend.CUDNN_ATTENTION),
-                                ("sdpa_efficient_tbs",
-                                 SDPBackend.EFFICIENT_ATTENTION)):
-            try:
-                with sdpa_kernel(backend):
-                    sdpa(q, k, v)
-                    t = do_bench(rotating(sdpa, sets), warmup=25, rep=100,
-                                 return_mode="median")
-                peers[column] = round(kv_bytes / t / 1e9, 3)
-            except Exception:  # noqa: BLE001 - the peer cannot run it
-                pass
+        peers = {f"sdpa_{name}_tbs": round(kv_bytes / t / 1e9, 3)
+                 for name, t in time_sdpa_backends(sdpa, sets).items()}
         for splits in [0] + forced:
             def ours(q, k, v, splits=splits):
                 return attn_mlir.flash_attention(q, k, v, num_splits=splits)

@@ -38,6 +38,22 @@ LogicalResult mlir::attn::verifyBlockPointersLowered(func::FuncOp kernel) {
   return success();
 }
 
+LogicalResult mlir::attn::verifySoleKernelOp(func::FuncOp func,
+                                             Operation *op, size_t count) {
+  Block &entry = func.getBody().front();
+  if (count != 1 || op->getBlock() != &entry || &entry.front() != op ||
+      !isa<func::ReturnOp>(op->getNextNode()) || func.getNumResults() != 0)
+    return op->emitOpError()
+           << "to be expanded into a kernel, " << op->getName()
+           << " must be the only operation of a function with no results";
+  for (Value operand : op->getOperands())
+    if (!isa<BlockArgument>(operand))
+      return op->emitOpError()
+             << "to be expanded into a kernel, every operand of "
+             << op->getName() << " must be a function argument";
+  return success();
+}
+
 Operation *mlir::attn::queryBlockProgramId(Value value, int64_t block) {
   auto mul = value.getDefiningOp<arith::MulIOp>();
   if (!mul)

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -162,16 +163,8 @@ struct ExpandCombineSplitsPass
     if (ops.empty())
       return;
     CombineSplitsOp op = ops.front();
-    Block &entry = func.getBody().front();
-    if (ops.size() != 1 || op->getBlock() != &entry ||
-        &entry.front() != op.getOperation() ||
-        !isa<func::ReturnOp>(op->getNextNode()) ||
-        func.getNumResults() != 0) {
-      op.emitOpError() << "to be expanded into a kernel, attn.combine_splits "
-                          "must be the only operation of a function with no "
-                          "results";
+    if (failed(verifySoleKernelOp(func, op, ops.size())))
       return signalPassFailure();
-    }
     buildCombine(op);
     OpBuilder b(func);
     func->setAttr("attn.block_m", b.getI64IntegerAttr(1));

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Dialect/Attn/IR/AttnUtils.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Schedule/TileConfig.h"
 
@@ -226,22 +227,8 @@ struct ExpandFlashAttentionPass
     // The function becomes the kernel: its whole body runs once per
     // program, so the op must be all there is.
     FlashAttentionOp op = ops.front();
-    Block &entry = func.getBody().front();
-    if (ops.size() != 1 || op->getBlock() != &entry ||
-        &entry.front() != op.getOperation() ||
-        !isa<func::ReturnOp>(op->getNextNode()) ||
-        func.getNumResults() != 0) {
-      op.emitOpError() << "to be expanded into a kernel, attn.flash_attention "
-                          "must be the only operation of a function with no "
-                          "results";
+    if (failed(verifySoleKernelOp(func, op, ops.size())))
       return signalPassFailure();
-    }
-    for (Value operand : op->getOperands())
-      if (!isa<BlockArgument>(operand)) {
-        op.emitOpError() << "to be expanded into a kernel, every operand of "
-                            "attn.flash_attention must be a function argument";
-        return signalPassFailure();
-      }
 
     // 0 means "chosen by the tile config"; a negative option is a mistake
     // (block-m=-1 used to mean the default, silently).

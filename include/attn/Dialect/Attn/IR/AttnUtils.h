@@ -34,6 +34,14 @@ LogicalResult verifyF32Accumulators(func::FuncOp kernel);
 /// (the CPU and GPU lowerings need attn-lower-block-pointers first).
 LogicalResult verifyBlockPointersLowered(func::FuncOp kernel);
 
+/// Whether `op`, the first of `count` whole-computation ops of its kind in
+/// `func` (attn.flash_attention, attn.combine_splits), can be expanded into
+/// the kernel `func` becomes, its body run once per program: the one such
+/// op, all that a function with no results does, every operand a function
+/// argument. Emits the diagnostic at `op` otherwise.
+LogicalResult verifySoleKernelOp(func::FuncOp func, Operation *op,
+                                 size_t count);
+
 /// Warps per CTA of the GPU schedule (convert-attn-to-attngpu) for a kernel of
 /// `blockM` query rows: its `attn.num_warps` attribute when present, else
 /// one warp per 16 rows. Each warp owns blockM / warps rows, 16 or 32 (a
