@@ -11,7 +11,6 @@
 #include "Schedule.h"
 #include "attn/Pipelines/GpuChips.h"
 #include "attn/Runtime/CudaDriver.h"
-
 #include "attn/Schedule/ScheduleTable.h"
 
 #include <algorithm>
@@ -181,6 +180,7 @@ bool checkTensor(const TensorRef &t, const char *name, int rank,
   }
   return true;
 }
+
 /// LaunchArgs::kvSplits = 0: on CUDA the schedule table's choice for the
 /// device's SMs (1 where the count cannot be read); 1 on the CPU, whose
 /// few cores the batch and heads keep busy.

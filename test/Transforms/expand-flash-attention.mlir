@@ -6,7 +6,8 @@
 // GQA, bottom-right causal, LSE, a divisible q_len. Every block pointer is made
 // from its own tensor; K and V use the kv head h / 4.
 // CHECK-LABEL: func.func @gqa_lse
-// CHECK-SAME: (%[[Q:arg0]]: {{.*}} {attn.divisibility = array<i64: 1, 1, 128, 1>}, %[[K:arg1]]: {{.*}}, %[[V:arg2]]: {{.*}}, %[[O:arg3]]: {{.*}} {attn.divisibility = array<i64: 1, 1, 128, 1>}, %[[LSE:arg4]]: memref<?x?x?xf32> {attn.divisibility = array<i64: 1, 1, 128>}, %[[S:arg5]]: f32)
+// The kernel ABI: each argument's role recorded as attn.role.
+// CHECK-SAME: (%[[Q:arg0]]: {{.*}} {attn.divisibility = array<i64: 1, 1, 128, 1>, attn.role = #attn.role<query>}, %[[K:arg1]]: {{.*}} {attn.role = #attn.role<key>}, %[[V:arg2]]: {{.*}} {attn.role = #attn.role<value>}, %[[O:arg3]]: {{.*}} {attn.divisibility = array<i64: 1, 1, 128, 1>, attn.role = #attn.role<output>}, %[[LSE:arg4]]: memref<?x?x?xf32> {attn.divisibility = array<i64: 1, 1, 128>, attn.role = #attn.role<lse>}, %[[S:arg5]]: f32 {attn.role = #attn.role<scale>})
 // CHECK-SAME: attributes {attn.block_m = 128 : i64}
 // CHECK: %[[PM:.+]] = attn.program_id 0
 // CHECK: %[[PBH:.+]] = attn.program_id 1
@@ -73,7 +74,7 @@ func.func @defaults(%q: !t, %k: !t, %v: !t, %o: !t) {
 // Without a causal mask there is no attn.mask_causal; kv_len_multiple is
 // recorded on K and V.
 // CHECK-LABEL: func.func @noncausal
-// CHECK-SAME: %arg1: {{.*}} {attn.divisibility = array<i64: 1, 1, 64, 1>}, %arg2: {{.*}} {attn.divisibility = array<i64: 1, 1, 64, 1>}, %arg3:
+// CHECK-SAME: %arg1: {{.*}} {attn.divisibility = array<i64: 1, 1, 64, 1>, attn.role = #attn.role<key>}, %arg2: {{.*}} {attn.divisibility = array<i64: 1, 1, 64, 1>, attn.role = #attn.role<value>}, %arg3:
 // CHECK-NOT: attn.mask_causal
 // CHECK: attn.mask_kv_bound
 // CHECK-NOT: attn.mask_causal

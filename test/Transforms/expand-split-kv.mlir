@@ -9,7 +9,7 @@
 // range past the last key is empty), and stores into batch s * batch + b,
 // in f32 (no truncf).
 // CHECK-LABEL: func.func @partials
-// CHECK-SAME: (%[[Q:arg0]]: {{.*}}, %[[K:arg1]]: {{.*}}, %[[V:arg2]]: {{.*}}, %[[O:arg3]]: {{.*}}, %[[L:arg4]]: {{.*}}, %[[S:arg5]]: f32)
+// CHECK-SAME: (%[[Q:arg0]]: {{.*}}, %[[K:arg1]]: {{.*}}, %[[V:arg2]]: {{.*}}, %[[O:arg3]]: {{.*}} {attn.role = #attn.role<output>}, %[[L:arg4]]: {{.*}} {attn.role = #attn.role<lse>}, %[[S:arg5]]: f32 {attn.role = #attn.role<scale>})
 // CHECK: %[[PBH:.+]] = attn.program_id 1
 // CHECK: %[[H:.+]] = memref.dim %[[Q]], %c1
 // CHECK: %[[B:.+]] = memref.dim %[[Q]], %c0
@@ -54,7 +54,7 @@ func.func @partials(%q: !t, %k: !t, %v: !t, %o: !p, %l: memref<?x?x?xf32>, %s: f
 // running max of the base-2 LSEs, the rescaled sum of the weights (0 for
 // -inf) and of the weighted outputs; column 0 writes the LSE (natural log).
 // CHECK-LABEL: func.func @combine
-// CHECK-SAME: (%[[P:arg0]]: {{.*}}, %[[PL:arg1]]: {{.*}}, %[[O:arg2]]: {{.*}}, %[[L:arg3]]: {{.*}})
+// CHECK-SAME: (%[[P:arg0]]: {{.*}} {attn.role = #attn.role<partials>}, %[[PL:arg1]]: {{.*}} {attn.role = #attn.role<partial_lse>}, %[[O:arg2]]: {{.*}} {attn.role = #attn.role<output>}, %[[L:arg3]]: {{.*}} {attn.role = #attn.role<lse>})
 // CHECK-SAME: attributes {attn.block_m = 1 : i64, attn.num_warps = 4 : i64, attn.scalar_kernel}
 // CHECK: %[[ROW:.+]] = attn.program_id 0
 // CHECK: %[[PBH:.+]] = attn.program_id 1

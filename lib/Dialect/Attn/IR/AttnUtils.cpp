@@ -136,33 +136,119 @@ static SmallVector<KernelArgRole> leadingArgumentRoles(ArrayRef<Type> types) {
   return roles;
 }
 
-/// The split-KV combine's ABI: partials (rank 4), their LSEs (rank 3),
-/// the output (rank 4), then the optional LSE (rank 3, f32).
+void mlir::attn::recordOperandRoles(func::FuncOp func, ValueRange operands,
+                                     ArrayRef<KernelArgRole> roles) {
+  SmallVector<std::optional<KernelArgRole>> byArgument(func.getNumArguments());
+  unsigned used = 0;
+  for (auto [operand, role] : llvm::zip(operands, roles)) {
+    auto arg = dyn_cast_if_present<BlockArgument>(operand);
+    if (!operand)
+      continue;
+    if (!arg || byArgument[arg.getArgNumber()])
+      return; // not one to one: the types imply the roles
+    byArgument[arg.getArgNumber()] = role;
+    ++used;
+  }
+  if (used != func.getNumArguments())
+    return;
+  for (auto [i, role] : llvm::enumerate(byArgument))
+    func.setArgAttr(i, kArgRoleAttrName,
+                    KernelArgRoleAttr::get(func.getContext(), *role));
+}
+
+/// The roles recorded on `kernel`'s arguments: none when no argument has
+/// one; a diagnostic and failure when only some have.
 static FailureOr<SmallVector<KernelArgRole>>
-combineArgumentRoles(FunctionOpInterface kernel) {
-  ArrayRef<Type> types = kernel.getArgumentTypes();
-  auto rank = [&](unsigned i) {
-    auto memref = dyn_cast<MemRefType>(types[i]);
-    return memref ? memref.getRank() : -1;
-  };
-  if ((types.size() != 3 && types.size() != 4) || rank(0) != 4 ||
-      rank(1) != 3 || rank(2) != 4 || (types.size() == 4 && rank(3) != 3))
-    return kernel.emitError()
-           << "a combine kernel takes the partials (rank 4), their LSEs "
-              "(rank 3), the output (rank 4) and an optional LSE (rank 3)";
-  SmallVector<KernelArgRole> roles = {KernelArgRole::Partials,
-                                      KernelArgRole::PartialLse,
-                                      KernelArgRole::Output};
-  if (types.size() == 4)
-    roles.push_back(KernelArgRole::Lse);
+recordedRoles(FunctionOpInterface kernel) {
+  SmallVector<KernelArgRole> roles;
+  unsigned count = kernel.getNumArguments();
+  for (unsigned i = 0; i < count; ++i)
+    if (auto role = kernel.getArgAttrOfType<KernelArgRoleAttr>(
+            i, kArgRoleAttrName))
+      roles.push_back(role.getValue());
+  if (!roles.empty() && roles.size() != count)
+    return kernel.emitError() << "only " << roles.size() << " of the "
+                              << count << " arguments has an attn.role: "
+                              << "every argument needs one, or none";
+  return roles;
+}
+
+/// The order a launcher passes the arguments in, for each ABI: the roles
+/// must be a subsequence of one of them, with the required ones present.
+static bool fitsOrder(ArrayRef<KernelArgRole> roles,
+                      ArrayRef<KernelArgRole> order,
+                      ArrayRef<KernelArgRole> required) {
+  size_t next = 0;
+  for (KernelArgRole role : roles) {
+    while (next < order.size() && order[next] != role)
+      ++next;
+    if (next == order.size())
+      return false;
+    ++next;
+  }
+  return llvm::all_of(required, [&](KernelArgRole role) {
+    return llvm::is_contained(roles, role);
+  });
+}
+
+/// Whether `type` is what an argument of `role` must be.
+static bool fitsRole(Type type, KernelArgRole role) {
+  auto memref = dyn_cast<MemRefType>(type);
+  switch (role) {
+  case KernelArgRole::Query:
+  case KernelArgRole::Key:
+  case KernelArgRole::Value:
+  case KernelArgRole::Output:
+  case KernelArgRole::Partials:
+    return memref && memref.getRank() == 4;
+  case KernelArgRole::Lse:
+  case KernelArgRole::PartialLse:
+    return memref && memref.getRank() == 3 && memref.getElementType().isF32();
+  case KernelArgRole::Scale:
+    return type.isF32();
+  }
+  return false;
+}
+
+/// `kernel`'s recorded roles, checked against the ABI.
+static FailureOr<SmallVector<KernelArgRole>>
+checkRecordedRoles(FunctionOpInterface kernel,
+                   SmallVector<KernelArgRole> roles) {
+  using R = KernelArgRole;
+  bool attention = fitsOrder(roles, {R::Query, R::Key, R::Value, R::Output,
+                                     R::Lse, R::Scale},
+                             {R::Query, R::Key, R::Value, R::Output});
+  bool combine = fitsOrder(roles, {R::Partials, R::PartialLse, R::Output,
+                                   R::Lse},
+                           {R::Partials, R::PartialLse, R::Output});
+  if (!attention && !combine) {
+    InFlightDiagnostic diag = kernel.emitError()
+                              << "the arguments' attn.roles (";
+    llvm::interleaveComma(roles, diag, [&](R role) {
+      diag << stringifyKernelArgRole(role);
+    });
+    return diag << ") are not a kernel ABI: query, key, value, output, "
+                   "then lse and scale if any; or partials, partial_lse, "
+                   "output, then lse if any";
+  }
+  for (auto [i, role] : llvm::enumerate(roles))
+    if (!fitsRole(kernel.getArgumentTypes()[i], role))
+      return kernel.emitError()
+             << "argument " << i << " (" << kernel.getArgumentTypes()[i]
+             << ") cannot be the " << stringifyKernelArgRole(role)
+             << ": Q, K, V, O and the partials are rank-4 memrefs, the LSEs "
+                "rank-3 f32 memrefs, the scale an f32";
   return roles;
 }
 
 FailureOr<SmallVector<KernelArgRole>>
 mlir::attn::kernelArgumentRoles(FunctionOpInterface kernel) {
   ArrayRef<Type> types = kernel.getArgumentTypes();
-  if (kernel->hasAttr("attn.scalar_kernel"))
-    return combineArgumentRoles(kernel);
+  FailureOr<SmallVector<KernelArgRole>> recorded = recordedRoles(kernel);
+  if (failed(recorded))
+    return failure();
+  if (!recorded->empty())
+    return checkRecordedRoles(kernel, *recorded);
   SmallVector<KernelArgRole> roles = leadingArgumentRoles(types);
   // Q, K, V and O come first, so they are the first min(4, size) roles.
   size_t tensors = std::min<size_t>(roles.size(), 4);
@@ -183,6 +269,9 @@ std::optional<KernelArgRole> mlir::attn::kernelArgumentRole(BlockArgument arg) {
   auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
   if (!func || arg.getOwner() != &func.getBody().front())
     return std::nullopt;
+  if (auto role = func.getArgAttrOfType<KernelArgRoleAttr>(arg.getArgNumber(),
+                                                           kArgRoleAttrName))
+    return role.getValue();
   SmallVector<KernelArgRole> roles =
       leadingArgumentRoles(func.getArgumentTypes());
   if (arg.getArgNumber() >= roles.size())

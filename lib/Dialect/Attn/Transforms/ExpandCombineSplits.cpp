@@ -165,6 +165,11 @@ struct ExpandCombineSplitsPass
     CombineSplitsOp op = ops.front();
     if (failed(verifySoleKernelOp(func, op, ops.size())))
       return signalPassFailure();
+    using R = KernelArgRole;
+    recordOperandRoles(func,
+                       {op.getPartials(), op.getPartialLse(), op.getOutput(),
+                        op.getLse()},
+                       {R::Partials, R::PartialLse, R::Output, R::Lse});
     buildCombine(op);
     OpBuilder b(func);
     func->setAttr("attn.block_m", b.getI64IntegerAttr(1));

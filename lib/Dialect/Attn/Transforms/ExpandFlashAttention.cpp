@@ -253,6 +253,12 @@ struct ExpandFlashAttentionPass
       return signalPassFailure();
     }
 
+    using R = KernelArgRole;
+    recordOperandRoles(func,
+                       {op.getQuery(), op.getKey(), op.getValue(),
+                        op.getOutput(), op.getLse(), op.getScale()},
+                       {R::Query, R::Key, R::Value, R::Output, R::Lse,
+                        R::Scale});
     TileProgramBuilder(op, config).build();
 
     func->setAttr("attn.block_m",

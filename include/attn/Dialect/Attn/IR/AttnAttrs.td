@@ -40,4 +40,30 @@ def Attn_CausalAlignmentAttr
   let assemblyFormat = "$value";
 }
 
+// The kernel ABI: what each argument of a kernel function is, in the
+// order the launchers pass them (Q, K, V, O, then the optional LSE and
+// scale; a split-KV combine takes the partials, their LSEs, O and the
+// optional LSE). The expansions record it as `attn.role` on each argument.
+def Attn_RoleQuery      : I32EnumAttrCase<"Query", 0, "query">;
+def Attn_RoleKey        : I32EnumAttrCase<"Key", 1, "key">;
+def Attn_RoleValue      : I32EnumAttrCase<"Value", 2, "value">;
+def Attn_RoleOutput     : I32EnumAttrCase<"Output", 3, "output">;
+def Attn_RoleLse        : I32EnumAttrCase<"Lse", 4, "lse">;
+def Attn_RoleScale      : I32EnumAttrCase<"Scale", 5, "scale">;
+def Attn_RolePartials   : I32EnumAttrCase<"Partials", 6, "partials">;
+def Attn_RolePartialLse : I32EnumAttrCase<"PartialLse", 7, "partial_lse">;
+
+def Attn_KernelArgRole : I32EnumAttr<"KernelArgRole",
+    "what a kernel argument is in the kernel ABI",
+    [Attn_RoleQuery, Attn_RoleKey, Attn_RoleValue, Attn_RoleOutput,
+     Attn_RoleLse, Attn_RoleScale, Attn_RolePartials, Attn_RolePartialLse]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_KernelArgRoleAttr
+    : EnumAttr<Attn_Dialect, Attn_KernelArgRole, "role"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

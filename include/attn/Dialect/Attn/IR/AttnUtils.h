@@ -42,6 +42,12 @@ LogicalResult verifyBlockPointersLowered(func::FuncOp kernel);
 LogicalResult verifySoleKernelOp(func::FuncOp func, Operation *op,
                                  size_t count);
 
+/// Records the roles of the kernel `func` becomes from the operands of its
+/// sole op, `roles[i]` for operand i (null operands skipped), when they are
+/// its arguments one to one.
+void recordOperandRoles(func::FuncOp func, ValueRange operands,
+                        ArrayRef<KernelArgRole> roles);
+
 /// Warps per CTA of the GPU schedule (convert-attn-to-attngpu) for a kernel of
 /// `blockM` query rows: its `attn.num_warps` attribute when present, else
 /// one warp per 16 rows. Each warp owns blockM / warps rows, 16 or 32 (a
@@ -49,31 +55,28 @@ LogicalResult verifySoleKernelOp(func::FuncOp func, Operation *op,
 /// the attribute does not divide the block that way.
 FailureOr<int64_t> gpuWarpsPerBlock(Operation *kernel, int64_t blockM);
 
-/// The kernel ABI: the role of each argument of a tile kernel, by position.
-/// Q, K, V, O as rank-4 memrefs [batch, heads, seq, head_dim] (the layout is
-/// in the strides), then optionally the LSE as a rank-3 f32 memref [batch,
-/// heads, seq_q], then optionally the softmax scale as f32. The runtime
-/// gives dim 2 of Q, O and the LSE q_len, dim 2 of K and V kv_len.
-enum class KernelArgRole {
-  Query,
-  Key,
-  Value,
-  Output,
-  Lse,
-  Scale,
-  // The split-KV combine's inputs (a kernel marked attn.scalar_kernel).
-  Partials,
-  PartialLse
-};
+/// The kernel ABI: the role of each argument of a tile kernel, by position
+/// (KernelArgRole, AttnAttrs.td). Q, K, V, O as rank-4 memrefs [batch,
+/// heads, seq, head_dim] (the layout is in the strides), then optionally
+/// the LSE as a rank-3 f32 memref [batch, heads, seq_q], then optionally
+/// the softmax scale as f32; a split-KV combine takes the partials (rank
+/// 4), their LSEs (rank 3), O and the optional LSE. The runtime gives dim 2
+/// of Q, O and the LSE q_len, dim 2 of K and V kv_len. The expansions
+/// record each argument's role as `attn.role` (kArgRoleAttrName); a kernel
+/// written without them (a user's tile kernel) gets the roles its types
+/// imply in the attention's order.
+inline constexpr llvm::StringLiteral kArgRoleAttrName = "attn.role";
 
-/// The roles of `kernel`'s arguments; emits a diagnostic at `kernel` naming
-/// the argument that does not fit the ABI, and fails.
+/// The roles of `kernel`'s arguments (recorded, else implied by their
+/// types); emits a diagnostic at `kernel` naming the argument that does not
+/// fit the ABI, and fails.
 FailureOr<SmallVector<KernelArgRole>>
 kernelArgumentRoles(FunctionOpInterface kernel);
 
-/// The role of `arg`, an argument of a func.func, when it and the arguments
-/// before it fit the ABI (the checks of attn-boundary-check apply to a
-/// function with extra arguments too); no diagnostic.
+/// The role of `arg`, an argument of a func.func: its attn.role, else the
+/// one its type implies when it and the arguments before it fit the ABI
+/// (the checks of attn-boundary-check apply to a function with extra
+/// arguments too); no diagnostic.
 std::optional<KernelArgRole> kernelArgumentRole(BlockArgument arg);
 
 /// The padding value of a boundary-checked load, as a constant of `element`.
