@@ -456,8 +456,9 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
             "got " + std::to_string(args.kvSplits);
     return false;
   }
-  if (spec_.part != AttentionSpec::Part::Whole && args.kvSplits > 1) {
-    error = "a split-KV part kernel cannot itself be split";
+  if (spec_.part != AttentionSpec::Part::Whole) {
+    error = "a split-KV part kernel (" + spec_.str() +
+            ") is run by the whole attention's launch, not launched itself";
     return false;
   }
   if (packsGqaHeads(args)) {

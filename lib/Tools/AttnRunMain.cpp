@@ -431,6 +431,8 @@ struct RunTensors {
     case Kind::Lse:
       return &lse;
     case Kind::Scale:
+    case Kind::Partials:
+    case Kind::PartialLse:
       return nullptr;
     }
     return nullptr;
@@ -438,7 +440,8 @@ struct RunTensors {
 };
 
 static const char *kindName(KernelArgument::Kind kind) {
-  const char *names[] = {"Q", "K", "V", "O", "LSE", "scale"};
+  const char *names[] = {"Q", "K", "V", "O", "LSE", "scale", "partials",
+                         "partial LSE"};
   return names[static_cast<int>(kind)];
 }
 
@@ -628,6 +631,11 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       return fail("the kernel does not follow the attn kernel ABI");
   }
   const KernelSignature &sig = onGpu ? *gpuSig : *cpuSig;
+  // attn-run runs attentions: a split-KV combine's ABI has no Q, K, V.
+  if (sig.find(KernelArgument::Kind::Query) < 0)
+    return fail("the kernel's arguments are a split-KV combine's (partials, "
+                "partial_lse, output): attn-run runs attention kernels (Q, "
+                "K, V, O)");
 
   // The run's tensors; the kernel's static types must agree with them.
   DType dtype = *::attn::parseDType(opts.dtype);

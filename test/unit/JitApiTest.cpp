@@ -275,6 +275,16 @@ TEST_F(JitApiTest, SplitKvMatchesTheFloat64Reference) {
   p.args.kvSplits = -1;
   EXPECT_FALSE(kernel->launch(p.args, error));
   EXPECT_NE(error.find("kv_splits must be 0"), std::string::npos) << error;
+  // The halves of a split launch are not launched by themselves.
+  AttentionSpec partials = spec;
+  partials.part = AttentionSpec::Part::SplitPartials;
+  auto half = getKernel(partials, cpu(), error);
+  ASSERT_NE(half, nullptr) << error;
+  Problem q(spec, 2, 2, 40, 150, "bshd", 11);
+  EXPECT_FALSE(half->launch(q.args, error));
+  EXPECT_NE(error.find("is run by the whole attention's launch"),
+            std::string::npos)
+      << error;
 }
 
 //===----------------------------------------------------------------------===//
