@@ -125,3 +125,14 @@ func.func @combine_lse_size(%p: memref<6x8x128x64xf32>, %l: memref<6x8x128xf32>,
   attn.combine_splits %p, %l -> %o, lse %lse : memref<6x8x128x64xf32>, memref<6x8x128xf32> -> memref<2x8x128x64xf16>, memref<2x8x64xf32>
   return
 }
+
+// -----
+
+// The partials stack one batch per key range: a multiple of the query's.
+!q = memref<2x8x128x64xf16>
+!p = memref<5x8x128x64xf32>
+func.func @partials_batch_multiple(%q: !q, %k: !q, %v: !q, %o: !p, %l: memref<5x8x128xf32>) {
+  // expected-error @+1 {{with kv_splits, output batch 5 is not a multiple of the query batch 2 (one partial per key range and batch)}}
+  attn.flash_attention %q, %k, %v -> %o, lse %l {kv_splits} : !q, !q, !q -> !p, memref<5x8x128xf32>
+  return
+}

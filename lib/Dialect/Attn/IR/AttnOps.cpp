@@ -479,6 +479,14 @@ LogicalResult FlashAttentionOp::verify() {
     return emitOpError() << a.name << " " << what << " " << x << " differs from "
                          << b.name << " " << what << " " << y;
   };
+  if (split) {
+    int64_t batch = q.type.getDimSize(0), stacked = o.type.getDimSize(0);
+    if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(stacked) &&
+        (batch <= 0 || stacked % batch != 0))
+      return emitOpError() << "with kv_splits, output batch " << stacked
+                           << " is not a multiple of the query batch "
+                           << batch << " (one partial per key range and batch)";
+  }
   if (failed(agree(q, k, 0, "batch")) || failed(agree(q, v, 0, "batch")) ||
       (!split && failed(agree(q, o, 0, "batch"))) ||
       failed(agree(q, o, 1, "heads")) ||
