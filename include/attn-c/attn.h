@@ -54,6 +54,9 @@ typedef struct attn_spec {
   int32_t causal;     /**< attn_causal */
   int64_t gqa_ratio;  /**< query heads per K/V head (>= 1) */
   int32_t with_lse;   /**< nonzero: the kernel also writes the LSE */
+  int32_t per_sequence_kv_lens; /**< nonzero: the launch passes kv_lens
+                                   (attn_launch_options): batch b attends
+                                   its first kv_lens[b] keys (a KV cache) */
 } attn_spec;
 
 /** A strided tensor: sizes and strides in elements, logical order
@@ -119,6 +122,9 @@ typedef struct attn_launch_options {
    *  stream order (as the torch package does) is safe in CUDA graphs. */
   void *workspace;
   size_t workspace_bytes;
+  /** For a spec with per_sequence_kv_lens: int32 [batch] (rank 1), each in
+   *  [0, seq_kv]; checked on the host for "cpu", clamped on CUDA. */
+  const attn_tensor *kv_lens;
 } attn_launch_options;
 
 /** The split-KV decision attn_kernel_launch_ex would make for these

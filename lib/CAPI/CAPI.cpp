@@ -75,6 +75,7 @@ attn_status attn_kernel_get(const attn_spec *spec, const char *target,
   s.causal = CausalKind(spec->causal);
   s.gqaRatio = spec->gqa_ratio;
   s.withLse = spec->with_lse != 0;
+  s.perSequenceKvLens = spec->per_sequence_kv_lens != 0;
   std::string error = s.validate();
   if (!error.empty())
     return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
@@ -127,12 +128,19 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                     "attn_kernel_launch: kernel is NULL");
   LaunchArgs args;
+  std::string error;
   if (options) {
     args.kvSplits = options->kv_splits;
     args.workspace = options->workspace;
     args.workspaceBytes = options->workspace_bytes;
+    if (options->kv_lens &&
+        !toTensor(options->kv_lens, args.kvLens, "kv_lens", error))
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
   }
-  std::string error;
+  if (!args.kvLens.data && kernel->kernel->spec().perSequenceKvLens)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "the kernel takes per-sequence key lengths but "
+                    "attn_launch_options.kv_lens is NULL");
   if (!toTensor(q, args.q, "Q", error) || !toTensor(k, args.k, "K", error) ||
       !toTensor(v, args.v, "V", error) || !toTensor(o, args.o, "O", error) ||
       (lse && !toTensor(lse, args.lse, "LSE", error)))

@@ -54,7 +54,8 @@ std::string AttentionSpec::str() const {
          " gqa=" + std::to_string(gqaRatio) + " lse=" + (withLse ? "1" : "0") +
          (part == Part::SplitPartials  ? " part=split-partials"
           : part == Part::SplitCombine ? " part=split-combine"
-                                       : "");
+                                       : "") +
+         (perSequenceKvLens ? " kv_lens=1" : "");
 }
 
 /// The chips the compiler serves (GpuChips.h): checked here, before any
@@ -321,6 +322,7 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale,
   partialSpec.part = AttentionSpec::Part::SplitPartials;
   partialSpec.withLse = false; // the partials always have one
   combineSpec.part = AttentionSpec::Part::SplitCombine;
+  combineSpec.perSequenceKvLens = false; // the partials used them
   // Decode rows: the partials on the schedule table's K/V ring.
   detail::Schedule schedule;
   if (target_.kind == Target::Kind::Cuda) {
@@ -429,6 +431,31 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
   } else if (args.lse.data) {
     error = "an LSE tensor was given but the kernel was compiled without "
             "one (AttentionSpec::withLse)";
+    return false;
+  }
+  if (spec_.perSequenceKvLens) {
+    if (!checkTensor(args.kvLens, "kv_lens", 1, 4, false, error))
+      return false;
+    if (args.kvLens.sizes[0] != B) {
+      error = "kv_lens must have one length per batch (" + std::to_string(B) +
+              "), it has " + std::to_string(args.kvLens.sizes[0]);
+      return false;
+    }
+    // Host memory (the CPU target): every length checked here.
+    if (target_.kind == Target::Kind::Cpu)
+      for (int64_t b = 0; b < B; ++b) {
+        int32_t length = static_cast<const int32_t *>(
+            args.kvLens.data)[b * args.kvLens.strides[0]];
+        if (length < 0 || length > SKV) {
+          error = "kv_lens[" + std::to_string(b) + "] = " +
+                  std::to_string(length) + " is outside [0, " +
+                  std::to_string(SKV) + "] (seq_kv, the cache's capacity)";
+          return false;
+        }
+      }
+  } else if (args.kvLens.data) {
+    error = "kv_lens were given but the kernel was compiled without them "
+            "(AttentionSpec::perSequenceKvLens)";
     return false;
   }
   float scale = args.scale ? *args.scale : float(1.0 / std::sqrt(double(D)));

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace mlir::attn;
@@ -18,7 +19,8 @@ CpuExecutable::~CpuExecutable() = default;
 
 std::unique_ptr<CpuExecutable>
 CpuExecutable::load(const std::string &object, const std::string &kernelName,
-                    bool hasLse, bool hasScale, std::string &error) {
+                    bool hasLse, bool hasScale, std::string &error,
+                    bool hasKvLens) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
@@ -54,36 +56,57 @@ CpuExecutable::load(const std::string &object, const std::string &kernelName,
   exe->jit = std::move(*jit);
   exe->hasLse = hasLse;
   exe->hasScale = hasScale;
+  exe->hasKvLens = hasKvLens;
   return exe;
 }
+
+namespace {
+/// Calls a grid entry that takes N descriptor pointers, then (with a
+/// scale) an f32, then programs [begin, end) of the n0 x n1 grid.
+template <size_t... I>
+void callEntry(void *entry, void *const *descriptors, const float *scale,
+               int64_t begin, int64_t end, int64_t n0, int64_t n1,
+               std::index_sequence<I...>) {
+  if (scale)
+    reinterpret_cast<void (*)(decltype((void)I, (void *)nullptr)..., float,
+                              int64_t, int64_t, int64_t, int64_t)>(entry)(
+        descriptors[I]..., *scale, begin, end, n0, n1);
+  else
+    reinterpret_cast<void (*)(decltype((void)I, (void *)nullptr)..., int64_t,
+                              int64_t, int64_t, int64_t)>(entry)(
+        descriptors[I]..., begin, end, n0, n1);
+}
+} // namespace
 
 void CpuExecutable::launch(StridedMemRefDescriptor<4> *q,
                            StridedMemRefDescriptor<4> *k,
                            StridedMemRefDescriptor<4> *v,
                            StridedMemRefDescriptor<4> *o,
                            StridedMemRefDescriptor<3> *lse, float scale,
-                           int64_t n0, int64_t n1, unsigned threads) const {
-  using D4 = StridedMemRefDescriptor<4> *;
-  using D3 = StridedMemRefDescriptor<3> *;
-  // The C interface of the grid entry: memrefs by descriptor pointer,
-  // scalars by value, then programs [begin, end) of the n0 x n1 grid.
+                           int64_t n0, int64_t n1, unsigned threads,
+                           StridedMemRefDescriptor<1> *kvLens) const {
+  // The C interface of the grid entry: memrefs by descriptor pointer (Q, K,
+  // V, O, then the LSE and the key lengths when the kernel takes them),
+  // the scale by value, then the programs.
+  void *descriptors[6] = {q, k, v, o};
+  size_t count = 4;
+  if (hasLse)
+    descriptors[count++] = lse;
+  if (hasKvLens)
+    descriptors[count++] = kvLens;
+  const float *scaleArg = hasScale ? &scale : nullptr;
   auto runRange = [&](int64_t begin, int64_t end) {
-    if (hasLse && hasScale)
-      reinterpret_cast<void (*)(D4, D4, D4, D4, D3, float, int64_t, int64_t,
-                                int64_t, int64_t)>(entry)(
-          q, k, v, o, lse, scale, begin, end, n0, n1);
-    else if (hasLse)
-      reinterpret_cast<void (*)(D4, D4, D4, D4, D3, int64_t, int64_t,
-                                int64_t, int64_t)>(entry)(q, k, v, o, lse,
-                                                          begin, end, n0, n1);
-    else if (hasScale)
-      reinterpret_cast<void (*)(D4, D4, D4, D4, float, int64_t, int64_t,
-                                int64_t, int64_t)>(entry)(
-          q, k, v, o, scale, begin, end, n0, n1);
-    else
-      reinterpret_cast<void (*)(D4, D4, D4, D4, int64_t, int64_t, int64_t,
-                                int64_t)>(entry)(q, k, v, o, begin, end, n0,
-                                                 n1);
+    switch (count) {
+    case 4:
+      return callEntry(entry, descriptors, scaleArg, begin, end, n0, n1,
+                       std::make_index_sequence<4>());
+    case 5:
+      return callEntry(entry, descriptors, scaleArg, begin, end, n0, n1,
+                       std::make_index_sequence<5>());
+    default:
+      return callEntry(entry, descriptors, scaleArg, begin, end, n0, n1,
+                       std::make_index_sequence<6>());
+    }
   };
   runGrid(runRange, n0, n1, threads);
 }

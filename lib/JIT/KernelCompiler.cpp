@@ -77,6 +77,9 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
                               partials ? partialsType : voType};
   if (withLse)
     inputs.push_back(lseType);
+  if (spec.perSequenceKvLens)
+    inputs.push_back(MemRefType::get({dyn}, b.getI32Type(),
+                                     StridedLayoutAttr::get(ctx, dyn, {dyn})));
   inputs.push_back(b.getF32Type());
   auto func = func::FuncOp::create(b, loc, kGeneratedKernelName,
                                    b.getFunctionType(inputs, {}));
@@ -90,6 +93,9 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
   auto args = entry->getArguments();
   auto op = FlashAttentionOp::create(b, loc, args[0], args[1], args[2],
                                      args[3], withLse ? args[4] : Value(),
+                                     spec.perSequenceKvLens
+                                         ? args[args.size() - 2]
+                                         : Value(),
                                      args.back(),
                                      CausalAlignmentAttr::get(ctx, causal),
                                      b.getI64IntegerAttr(spec.gqaRatio));

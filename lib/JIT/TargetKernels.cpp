@@ -41,7 +41,9 @@ private:
     }
     auto q = describe<4>(args.q), k = describe<4>(args.k),
          v = describe<4>(args.v), o = describe<4>(args.o);
-    exe->launch(&q, &k, &v, &o, &lse, scale, gridX, gridY, args.threads);
+    auto kvLens = describe<1>(args.kvLens);
+    exe->launch(&q, &k, &v, &o, &lse, scale, gridX, gridY, args.threads,
+                &kvLens);
     return true;
   }
   std::unique_ptr<CpuExecutable> exe;
@@ -112,6 +114,8 @@ private:
       add(*t, 4);
     if (spec().withLse || spec().part == AttentionSpec::Part::SplitPartials)
       add(args.lse, 3);
+    if (spec().perSequenceKvLens)
+      add(args.kvLens, 1);
     params.addF32(scale);
     // TMA kernels: each tensor map after the others, by value (argument
     // indices as the ABI orders them: Q, K, V, O, then the LSE).
@@ -181,7 +185,8 @@ attn::detail::makeKernel(const AttentionSpec &spec, const Target &target,
   auto exe = CpuExecutable::load(
       code.payload, code.kernelName,
       spec.withLse || spec.part == Part::SplitPartials,
-      /*hasScale=*/spec.part != Part::SplitCombine, error);
+      /*hasScale=*/spec.part != Part::SplitCombine, error,
+      /*hasKvLens=*/spec.perSequenceKvLens && spec.part != Part::SplitCombine);
   if (!exe)
     return nullptr;
   return std::make_shared<CpuKernel>(spec, target, code.blockM,

@@ -433,6 +433,7 @@ struct RunTensors {
     case Kind::Scale:
     case Kind::Partials:
     case Kind::PartialLse:
+    case Kind::KvLens:
       return nullptr;
     }
     return nullptr;
@@ -441,7 +442,7 @@ struct RunTensors {
 
 static const char *kindName(KernelArgument::Kind kind) {
   const char *names[] = {"Q", "K", "V", "O", "LSE", "scale", "partials",
-                         "partial LSE"};
+                         "partial LSE", "kv_lens"};
   return names[static_cast<int>(kind)];
 }
 
@@ -636,6 +637,10 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     return fail("the kernel's arguments are a split-KV combine's (partials, "
                 "partial_lse, output): attn-run runs attention kernels (Q, "
                 "K, V, O)");
+  if (sig.find(KernelArgument::Kind::KvLens) >= 0)
+    return fail("the kernel takes per-sequence key lengths (kv_lens), which "
+                "attn-run does not make: run it through the library "
+                "(flash_attention_with_kvcache)");
 
   // The run's tensors; the kernel's static types must agree with them.
   DType dtype = *::attn::parseDType(opts.dtype);

@@ -106,15 +106,16 @@ _kernels = {}
 _kernels_lock = threading.Lock()
 
 
-def _kernel(dtype, d, dv, causal, gqa, lse, target):
-    key = (dtype, d, dv, causal, gqa, lse, target)
+def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False):
+    key = (dtype, d, dv, causal, gqa, lse, target, kv_lens)
     handle = _kernels.get(key)
     if handle is not None:
         return handle
     with _kernels_lock:
         handle = _kernels.get(key)
         if handle is None:
-            spec = _capi.Spec(dtype, d, dv, causal, gqa, int(lse))
+            spec = _capi.Spec(dtype, d, dv, causal, gqa, int(lse),
+                              int(kv_lens))
             out = ctypes.c_void_p()
             _check(_capi.lib.attn_kernel_get(ctypes.byref(spec),
                                              target.encode(),
@@ -305,16 +306,81 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     raises on inputs that require grad while grad mode is on (no backward
     yet).
     """
+    _check_num_splits(num_splits)
+    if _is_torch(q) or _is_torch(k) or _is_torch(v):
+        return (_torch_front or _load_torch_front()).flash_attention(
+            q, k, v, causal, scale, layout, return_lse, num_splits)
+    _check_layout(layout)
+    return _flash_attention_arrays(q, k, v, _lookup_causal(causal, _CAUSAL),
+                                   scale, layout, return_lse, num_splits)
+
+
+def flash_attention_with_kvcache(q, k_cache, v_cache, *, cache_seqlens,
+                                 block_table=None, causal=None, scale=None,
+                                 softmax_scale=None, return_lse=False,
+                                 num_splits=0):
+    """Attention of new queries over a KV cache, as flash_attn's
+    flash_attn_with_kvcache: q [B, SQ, H, D], k_cache / v_cache
+    [B, S_max, HKV, D] (HKV dividing H), cache_seqlens [B] (int32, or int64
+    within int32): sequence b attends its first cache_seqlens[b] keys (the
+    new queries' own keys already written there); cache slots past a
+    length are never read, whatever they hold. causal: None/False, True or
+    "bottom_right" (flash_attn's: the queries are the last positions of
+    each sequence, query i sees key j <= i + cache_seqlens[b] - SQ), or
+    "top_left". scale (or flash_attn's softmax_scale): default 1/sqrt(D).
+    Returns the output [B, SQ, H, D] (and the float32 LSE [B, H, SQ] with
+    return_lse); num_splits as flash_attention's. numpy arrays run on the
+    CPU (lengths checked on the host); block_table (paged caches) and torch
+    tensors: not yet.
+    """
+    if block_table is not None:
+        raise NotImplementedError("flash_attention_with_kvcache: paged KV "
+                                  "caches (block_table) are not supported "
+                                  "yet")
+    if softmax_scale is not None:
+        if scale is not None:
+            raise TypeError("give scale or softmax_scale, not both")
+        scale = softmax_scale
+    _check_num_splits(num_splits)
+    if _is_torch(q) or _is_torch(k_cache) or _is_torch(v_cache):
+        raise NotImplementedError("flash_attention_with_kvcache on torch "
+                                  "tensors is not supported yet (numpy "
+                                  "arrays are)")
+    if causal is True:
+        causal = "bottom_right"
+    causal_code = _lookup_causal(causal, _CAUSAL)
+    import numpy as np
+    lens = np.asarray(cache_seqlens)
+    if lens.dtype not in (np.int32, np.int64):
+        raise TypeError(f"cache_seqlens must be int32 or int64, not "
+                        f"{lens.dtype}")
+    if lens.ndim != 1 or lens.shape[0] != getattr(q, "shape", (None,))[0]:
+        raise ValueError(f"cache_seqlens must have one length per sequence "
+                         f"(shape [{getattr(q, 'shape', (None,))[0]}]), got "
+                         f"shape {list(lens.shape)}")
+    capacity = k_cache.shape[1] if getattr(k_cache, "ndim", 0) == 4 else None
+    if capacity is not None and len(lens) and (
+            lens.min() < 0 or lens.max() > capacity):
+        raise ValueError(f"cache_seqlens must be in [0, {capacity}] (the "
+                         f"cache's capacity), got {lens.min()}..{lens.max()}")
+    lens = np.ascontiguousarray(lens, dtype=np.int32)
+    return _flash_attention_arrays(q, k_cache, v_cache, causal_code, scale,
+                                   "bshd", return_lse, num_splits,
+                                   kv_lens=lens)
+
+
+def _check_num_splits(num_splits):
     if (isinstance(num_splits, bool) or not isinstance(num_splits, int)
             or num_splits < 0):
         raise ValueError(f"num_splits must be an int >= 0 (0: chosen at "
                          f"launch), got {num_splits!r}")
-    if _is_torch(q) or _is_torch(k) or _is_torch(v):
-        return (_torch_front or _load_torch_front()).flash_attention(
-            q, k, v, causal, scale, layout, return_lse, num_splits)
+
+
+def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
+                            num_splits, kv_lens=None):
+    """flash_attention on numpy arrays (the CPU), with per-sequence key
+    lengths when kv_lens (int32 [B], contiguous) is given."""
     adapter = _adapter_for(q, k, v)
-    _check_layout(layout)
-    causal_code = _lookup_causal(causal, _CAUSAL)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 4:
             raise ValueError(f"{name} must have rank 4 ({layout}), it has "
@@ -346,7 +412,7 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     with adapter.device_scope(q):
         target = adapter.target(q)
         handle = _kernel(codes[0], D, DV, causal_code, H // HKV, return_lse,
-                         target)
+                         target, kv_lens is not None)
         lo = logical(out)
         tensors = [_tensor(adapter.pointer(t), *adapter.sizes_strides(t))
                    for t in (lq, lk, lv, lo)]
@@ -358,6 +424,10 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
             if scale is not None else None
         # `handle` stays referenced until the call returns (see _KernelHandle).
         options = _capi.LaunchOptions(kv_splits=num_splits)
+        if kv_lens is not None:
+            lens_tensor = _tensor(kv_lens.ctypes.data, [kv_lens.shape[0]],
+                                  [1])
+            options.kv_lens = ctypes.addressof(lens_tensor)
         _check(_capi.lib.attn_kernel_launch_ex(
             handle.value, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
             adapter.stream(q), ctypes.byref(options)))

@@ -26,6 +26,7 @@ class Spec(ctypes.Structure):
         ("causal", ctypes.c_int32),
         ("gqa_ratio", ctypes.c_int64),
         ("with_lse", ctypes.c_int32),
+        ("per_sequence_kv_lens", ctypes.c_int32),
     ]
 
 
@@ -49,7 +50,8 @@ class KernelInfo(ctypes.Structure):
 class LaunchOptions(ctypes.Structure):
     _fields_ = [("kv_splits", ctypes.c_int64),
                 ("workspace", ctypes.c_void_p),
-                ("workspace_bytes", ctypes.c_size_t)]
+                ("workspace_bytes", ctypes.c_size_t),
+                ("kv_lens", ctypes.c_void_p)]
 
 
 class CacheStats(ctypes.Structure):

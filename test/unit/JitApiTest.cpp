@@ -287,6 +287,44 @@ TEST_F(JitApiTest, SplitKvMatchesTheFloat64Reference) {
       << error;
 }
 
+// Per-sequence key lengths: checked on the host for the CPU target, each
+// within [0, seq_kv]; not compiled for CUDA yet.
+TEST_F(JitApiTest, PerSequenceKvLensAreChecked) {
+  AttentionSpec spec = makeSpec(DType::F32, 32, CausalKind::BottomRight);
+  spec.perSequenceKvLens = true;
+  std::string error;
+  auto kernel = getKernel(spec, cpu(), error);
+  ASSERT_NE(kernel, nullptr) << error;
+  Problem p(spec, 2, 2, 4, 50, "bshd", 3);
+  int32_t lens[2] = {50, 51};
+  p.args.kvLens.data = lens;
+  p.args.kvLens.rank = 1;
+  p.args.kvLens.sizes[0] = 2;
+  p.args.kvLens.strides[0] = 1;
+  EXPECT_FALSE(kernel->launch(p.args, error));
+  EXPECT_NE(error.find("kv_lens[1] = 51 is outside [0, 50]"),
+            std::string::npos)
+      << error;
+  p.args.kvLens.sizes[0] = 1;
+  EXPECT_FALSE(kernel->launch(p.args, error));
+  EXPECT_NE(error.find("kv_lens must have one length per batch (2)"),
+            std::string::npos)
+      << error;
+  lens[1] = 50;
+  p.args.kvLens.sizes[0] = 2;
+  ASSERT_TRUE(kernel->launch(p.args, error)) << error;
+  // All 50 keys of each sequence: the plain attention.
+  EXPECT_LE(p.error(spec, 1.0 / std::sqrt(32.0)), 1e-5);
+
+  Target cuda;
+  cuda.kind = Target::Kind::Cuda;
+  cuda.chip = "sm_90a";
+  EXPECT_EQ(getKernel(spec, cuda, error), nullptr);
+  EXPECT_NE(error.find("run on the CPU target only so far"),
+            std::string::npos)
+      << error;
+}
+
 //===----------------------------------------------------------------------===//
 // Caches
 //===----------------------------------------------------------------------===//

@@ -57,6 +57,10 @@ struct AttentionSpec {
   /// SplitCombine (their merge into O and the LSE).
   enum class Part { Whole, SplitPartials, SplitCombine };
   Part part = Part::Whole;
+  /// Whether the kernel takes per-sequence key lengths (LaunchArgs::kvLens,
+  /// a KV cache's cache_seqlens): batch b attends its first kvLens[b] keys
+  /// of K and V, whose seq_kv is then the cache's capacity.
+  bool perSequenceKvLens = false;
 
   /// headDimV, or headDim when it is 0.
   int64_t effectiveHeadDimV() const { return headDimV ? headDimV : headDim; }
@@ -97,6 +101,10 @@ struct LaunchArgs {
   TensorRef q, k, v, o;
   /// Only for a spec withLse (rank 3, f32).
   TensorRef lse;
+  /// Only for a spec perSequenceKvLens: int32 [batch] (rank 1), each in
+  /// [0, seq_kv]. Checked on the host for the CPU target; on CUDA (device
+  /// memory, not read by the host) a length outside is clamped to it.
+  TensorRef kvLens;
   /// Softmax scale; 1/sqrt(headDim) when unset.
   std::optional<float> scale;
   /// CUDA: the CUstream to launch on (null: the default stream). The launch

@@ -55,13 +55,15 @@ public:
   static std::unique_ptr<CpuExecutable> load(const std::string &object,
                                              const std::string &kernelName,
                                              bool hasLse, bool hasScale,
-                                             std::string &error);
+                                             std::string &error,
+                                             bool hasKvLens = false);
 
   /// Runs the n0 x n1 grid on `threads` threads (0: all hardware threads).
   void launch(StridedMemRefDescriptor<4> *q, StridedMemRefDescriptor<4> *k,
               StridedMemRefDescriptor<4> *v, StridedMemRefDescriptor<4> *o,
               StridedMemRefDescriptor<3> *lse, float scale, int64_t n0,
-              int64_t n1, unsigned threads) const;
+              int64_t n1, unsigned threads,
+              StridedMemRefDescriptor<1> *kvLens = nullptr) const;
   /// The same for a split-KV combine kernel (loaded with hasScale false),
   /// which takes the partials, their LSEs, O, then the LSE when `hasLse`.
   void launchCombine(StridedMemRefDescriptor<4> *partials,
@@ -78,7 +80,7 @@ private:
                       int64_t n0, int64_t n1, unsigned threads);
   std::unique_ptr<llvm::orc::LLJIT> jit;
   void *entry = nullptr;
-  bool hasLse = false, hasScale = false;
+  bool hasLse = false, hasScale = false, hasKvLens = false;
 };
 
 } // namespace mlir::attn

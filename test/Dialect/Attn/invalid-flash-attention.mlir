@@ -252,3 +252,20 @@ func.func @zero_q_heads(%q: memref<1x0x16x64xf16>, %k: memref<1x4x16x64xf16>) {
   attn.flash_attention %q, %k, %k -> %q : memref<1x0x16x64xf16>, memref<1x4x16x64xf16>, memref<1x4x16x64xf16> -> memref<1x0x16x64xf16>
   return
 }
+
+// -----
+
+// Per-sequence key lengths: a 1-D i32 tensor, one per batch.
+func.func @kv_lens_type(%q: memref<2x8x128x64xf16>, %lens: memref<2xi64>) {
+  // expected-error @+1 {{kv_lens must be a 1-D i32 tensor [batch] of per-sequence key lengths, got 'memref<2xi64>'}}
+  attn.flash_attention %q, %q, %q -> %q kv_lens %lens : memref<2xi64> : memref<2x8x128x64xf16>, memref<2x8x128x64xf16>, memref<2x8x128x64xf16> -> memref<2x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @kv_lens_batch(%q: memref<2x8x128x64xf16>, %lens: memref<3xi32>) {
+  // expected-error @+1 {{kv_lens has 3 lengths for a batch of 2}}
+  attn.flash_attention %q, %q, %q -> %q kv_lens %lens : memref<3xi32> : memref<2x8x128x64xf16>, memref<2x8x128x64xf16>, memref<2x8x128x64xf16> -> memref<2x8x128x64xf16>
+  return
+}

@@ -150,3 +150,12 @@ func.func @split_kv(%q: !bhsd_t, %k: !bhsd_t, %v: !v_t, %p: !part_t,
   attn.combine_splits %p, %pl -> %o : !part_t, memref<?x?x?xf32> -> !v_t
   return
 }
+
+// Per-sequence key lengths.
+// CHECK-LABEL: func.func @kv_lens
+func.func @kv_lens(%q: !bhsd_t, %k: !bhsd_t, %v: !v_t, %o: !v_t, %lens: memref<?xi32>) {
+  // CHECK: attn.flash_attention {{.*}} -> %{{.+}} kv_lens %{{.+}} : memref<?xi32> causal = bottom_right :
+  attn.flash_attention %q, %k, %v -> %o kv_lens %lens : memref<?xi32> causal = bottom_right
+      : !bhsd_t, !bhsd_t, !v_t -> !v_t
+  return
+}

@@ -515,6 +515,17 @@ LogicalResult FlashAttentionOp::verify() {
                          << " not divisible by gqa_ratio " << ratio;
   }
 
+  if (Value lens = getKvLens()) {
+    auto type = cast<MemRefType>(lens.getType());
+    if (type.getRank() != 1 || !type.getElementType().isInteger(32))
+      return emitOpError() << "kv_lens must be a 1-D i32 tensor [batch] of "
+                              "per-sequence key lengths, got "
+                           << type;
+    int64_t batch = q.type.getDimSize(0), size = type.getDimSize(0);
+    if (!sizesAgree(batch, size))
+      return emitOpError() << "kv_lens has " << size
+                           << " lengths for a batch of " << batch;
+  }
   if (Value lse = getLse()) {
     Named l{"lse", cast<MemRefType>(lse.getType())};
     if (l.type.getRank() != 3)

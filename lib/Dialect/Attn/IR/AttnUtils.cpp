@@ -206,6 +206,9 @@ static bool fitsRole(Type type, KernelArgRole role) {
     return memref && memref.getRank() == 3 && memref.getElementType().isF32();
   case KernelArgRole::Scale:
     return type.isF32();
+  case KernelArgRole::KvLens:
+    return memref && memref.getRank() == 1 &&
+           memref.getElementType().isInteger(32);
   }
   return false;
 }
@@ -216,7 +219,7 @@ checkRecordedRoles(FunctionOpInterface kernel,
                    SmallVector<KernelArgRole> roles) {
   using R = KernelArgRole;
   bool attention = fitsOrder(roles, {R::Query, R::Key, R::Value, R::Output,
-                                     R::Lse, R::Scale},
+                                     R::Lse, R::KvLens, R::Scale},
                              {R::Query, R::Key, R::Value, R::Output});
   bool combine = fitsOrder(roles, {R::Partials, R::PartialLse, R::Output,
                                    R::Lse},
@@ -228,8 +231,8 @@ checkRecordedRoles(FunctionOpInterface kernel,
       diag << stringifyKernelArgRole(role);
     });
     return diag << ") are not a kernel ABI: query, key, value, output, "
-                   "then lse and scale if any; or partials, partial_lse, "
-                   "output, then lse if any";
+                   "then lse, kv_lens and scale if any; or partials, "
+                   "partial_lse, output, then lse if any";
   }
   for (auto [i, role] : llvm::enumerate(roles))
     if (!fitsRole(kernel.getArgumentTypes()[i], role))
@@ -237,7 +240,8 @@ checkRecordedRoles(FunctionOpInterface kernel,
              << "argument " << i << " (" << kernel.getArgumentTypes()[i]
              << ") cannot be the " << stringifyKernelArgRole(role)
              << ": Q, K, V, O and the partials are rank-4 memrefs, the LSEs "
-                "rank-3 f32 memrefs, the scale an f32";
+                "rank-3 f32 memrefs, kv_lens a rank-1 i32 memref, the scale "
+                "an f32";
   return roles;
 }
 

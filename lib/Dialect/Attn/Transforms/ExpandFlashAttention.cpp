@@ -105,6 +105,30 @@ void TileProgramBuilder::build() {
   if (op.getGqaRatio() != 1)
     kvHead = arith::DivUIOp::create(b, loc, head, index(op.getGqaRatio()));
   Value qLen = dim(q, 2), kvLen = dim(k, 2);
+  // Per-sequence lengths: this batch's, clamped to [0, capacity], and K and
+  // V seen through views of that many keys (their boundary checks then
+  // stop there: slots past the length are never read).
+  if (Value lens = op.getKvLens()) {
+    Value raw = memref::LoadOp::create(b, loc, lens, ValueRange{batch});
+    Value length = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+    length = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, length, index(0)), kvLen);
+    auto keysOf = [&](Value tensor) -> Value {
+      auto type = cast<MemRefType>(tensor.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        sizes.push_back(d == 2 ? OpFoldResult(length)
+                        : type.isDynamicDim(d)
+                            ? OpFoldResult(dim(tensor, d))
+                            : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+      return memref::SubViewOp::create(b, loc, tensor, offsets, sizes, strides);
+    };
+    k = keysOf(k);
+    v = keysOf(v);
+    kvLen = length;
+  }
   Value m0 = arith::MulIOp::create(b, loc, pidM, index(bm));
 
   // exp(x * scale) = exp2(x * scale * log2(e)): fold log2(e) into the scale.
@@ -256,9 +280,10 @@ struct ExpandFlashAttentionPass
     using R = KernelArgRole;
     recordOperandRoles(func,
                        {op.getQuery(), op.getKey(), op.getValue(),
-                        op.getOutput(), op.getLse(), op.getScale()},
+                        op.getOutput(), op.getLse(), op.getKvLens(),
+                        op.getScale()},
                        {R::Query, R::Key, R::Value, R::Output, R::Lse,
-                        R::Scale});
+                        R::KvLens, R::Scale});
     TileProgramBuilder(op, config).build();
 
     func->setAttr("attn.block_m",

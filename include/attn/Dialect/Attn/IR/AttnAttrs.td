@@ -41,8 +41,8 @@ def Attn_CausalAlignmentAttr
 }
 
 // The kernel ABI: what each argument of a kernel function is, in the
-// order the launchers pass them (Q, K, V, O, then the optional LSE and
-// scale; a split-KV combine takes the partials, their LSEs, O and the
+// order the launchers pass them (Q, K, V, O, then the optional LSE,
+// per-sequence key lengths and scale; a split-KV combine takes the partials, their LSEs, O and the
 // optional LSE). The expansions record it as `attn.role` on each argument.
 def Attn_RoleQuery      : I32EnumAttrCase<"Query", 0, "query">;
 def Attn_RoleKey        : I32EnumAttrCase<"Key", 1, "key">;
@@ -52,11 +52,13 @@ def Attn_RoleLse        : I32EnumAttrCase<"Lse", 4, "lse">;
 def Attn_RoleScale      : I32EnumAttrCase<"Scale", 5, "scale">;
 def Attn_RolePartials   : I32EnumAttrCase<"Partials", 6, "partials">;
 def Attn_RolePartialLse : I32EnumAttrCase<"PartialLse", 7, "partial_lse">;
+def Attn_RoleKvLens     : I32EnumAttrCase<"KvLens", 8, "kv_lens">;
 
 def Attn_KernelArgRole : I32EnumAttr<"KernelArgRole",
     "what a kernel argument is in the kernel ABI",
     [Attn_RoleQuery, Attn_RoleKey, Attn_RoleValue, Attn_RoleOutput,
-     Attn_RoleLse, Attn_RoleScale, Attn_RolePartials, Attn_RolePartialLse]> {
+     Attn_RoleLse, Attn_RoleScale, Attn_RolePartials, Attn_RolePartialLse,
+     Attn_RoleKvLens]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::attn";
 }

@@ -444,6 +444,13 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
     sequence lengths divide by that number (checked at launch), which lets
     boundary checks go.
 
+    With `kv_lens` (a 1-D i32 tensor `[batch]`: per-sequence key lengths,
+    as a KV cache's `cache_seqlens`), batch b attends its first
+    `kv_lens[b]` keys, clamped to [0, kv_len] (kv_len is then the cache's
+    capacity): K and V are read through views of that many keys, so slots
+    past a sequence's length are never used, whatever they hold;
+    bottom_right aligns the queries with each sequence's last keys.
+
     With `kv_splits` (split-KV, flash-decoding), the keys of each (batch,
     head) are split into S ranges of whole key blocks and each range is
     attended on its own: `output` (f32) and `lse` (required) receive one
@@ -460,7 +467,9 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
   }];
   let arguments = (ins AnyStridedMemRef:$query, AnyStridedMemRef:$key,
                        AnyStridedMemRef:$value, AnyStridedMemRef:$output,
-                       Optional<AnyStridedMemRef>:$lse, Optional<F32>:$scale,
+                       Optional<AnyStridedMemRef>:$lse,
+                       Optional<AnyStridedMemRef>:$kv_lens,
+                       Optional<F32>:$scale,
                        DefaultValuedAttr<Attn_CausalAlignmentAttr, "::mlir::attn::CausalAlignment::none">:$causal,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$gqa_ratio,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$q_len_multiple,
@@ -468,6 +477,7 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
                        UnitAttr:$kv_splits);
   let assemblyFormat = [{
     $query `,` $key `,` $value `->` $output (`,` `lse` $lse^)?
+    (`kv_lens` $kv_lens^ `:` type($kv_lens))?
     (`scale` $scale^)? (`causal` `=` `` $causal^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($output)
     (`,` type($lse)^)?
