@@ -57,6 +57,8 @@ typedef struct attn_spec {
   int32_t per_sequence_kv_lens; /**< nonzero: the launch passes kv_lens
                                    (attn_launch_options): batch b attends
                                    its first kv_lens[b] keys (a KV cache) */
+  int32_t varlen; /**< nonzero: packed sequences (batch 1), the launch
+                       passes cu_seqlens_q/_k and max_seqlen_q */
 } attn_spec;
 
 /** A strided tensor: sizes and strides in elements, logical order
@@ -125,6 +127,11 @@ typedef struct attn_launch_options {
   /** For a spec with per_sequence_kv_lens: int32 [batch] (rank 1), each in
    *  [0, seq_kv]; checked on the host for "cpu", clamped on CUDA. */
   const attn_tensor *kv_lens;
+  /** For a varlen spec: int32 prefix sums [sequences + 1] of the query and
+   *  key lengths (rank 1), and the longest query length. */
+  const attn_tensor *cu_seqlens_q;
+  const attn_tensor *cu_seqlens_k;
+  int64_t max_seqlen_q;
 } attn_launch_options;
 
 /** The split-KV decision attn_kernel_launch_ex would make for these

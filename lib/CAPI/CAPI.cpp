@@ -76,6 +76,7 @@ attn_status attn_kernel_get(const attn_spec *spec, const char *target,
   s.gqaRatio = spec->gqa_ratio;
   s.withLse = spec->with_lse != 0;
   s.perSequenceKvLens = spec->per_sequence_kv_lens != 0;
+  s.varlen = spec->varlen != 0;
   std::string error = s.validate();
   if (!error.empty())
     return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
@@ -136,7 +137,20 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
     if (options->kv_lens &&
         !toTensor(options->kv_lens, args.kvLens, "kv_lens", error))
       return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
+    if ((options->cu_seqlens_q &&
+         !toTensor(options->cu_seqlens_q, args.cuSeqlensQ, "cu_seqlens_q",
+                   error)) ||
+        (options->cu_seqlens_k &&
+         !toTensor(options->cu_seqlens_k, args.cuSeqlensK, "cu_seqlens_k",
+                   error)))
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
+    args.maxSeqlenQ = options->max_seqlen_q;
   }
+  if (kernel->kernel->spec().varlen &&
+      (!args.cuSeqlensQ.data || !args.cuSeqlensK.data))
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "the kernel takes packed sequences but "
+                    "attn_launch_options.cu_seqlens_q / _k is NULL");
   if (!args.kvLens.data && kernel->kernel->spec().perSequenceKvLens)
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                     "the kernel takes per-sequence key lengths but "

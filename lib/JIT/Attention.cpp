@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 using namespace attn;
@@ -43,6 +44,9 @@ std::string AttentionSpec::validate() const {
     return "unknown dtype " + std::to_string(int(dtype));
   if (int(part) < 0 || int(part) > 2)
     return "unknown kernel part " + std::to_string(int(part));
+  if (perSequenceKvLens && varlen)
+    return "per-sequence key lengths and varlen do not combine (the key "
+           "prefix sums give every length)";
   return "";
 }
 
@@ -55,7 +59,7 @@ std::string AttentionSpec::str() const {
          (part == Part::SplitPartials  ? " part=split-partials"
           : part == Part::SplitCombine ? " part=split-combine"
                                        : "") +
-         (perSequenceKvLens ? " kv_lens=1" : "");
+         (perSequenceKvLens ? " kv_lens=1" : "") + (varlen ? " varlen=1" : "");
 }
 
 /// The chips the compiler serves (GpuChips.h): checked here, before any
@@ -197,6 +201,15 @@ int64_t autoKvSplits(const Target &target, int64_t programs, int64_t rows,
   return mlir::attn::chooseKvSplits(programs, rows, keys, count);
 }
 
+/// What the grid walks: query rows and batch, the tensors' (seq_q, batch)
+/// or, varlen, the longest query and the number of sequences.
+std::pair<int64_t, int64_t> gridRowsAndBatch(const AttentionSpec &spec,
+                                             const LaunchArgs &args) {
+  if (spec.varlen)
+    return {args.maxSeqlenQ, std::max<int64_t>(0, args.cuSeqlensQ.sizes[0] - 1)};
+  return {args.q.sizes[2], args.q.sizes[0]};
+}
+
 /// A contiguous f32 tensor of `sizes` at `data`.
 TensorRef contiguousF32(void *data, int rank, const int64_t *sizes) {
   TensorRef t;
@@ -259,7 +272,8 @@ private:
 
 bool Kernel::packsGqaHeads(const LaunchArgs &args) const {
   // Bottom-right causal with one query sees every key, as no mask does.
-  return spec_.part == AttentionSpec::Part::Whole && args.q.sizes[2] == 1 &&
+  return spec_.part == AttentionSpec::Part::Whole && !spec_.varlen &&
+         args.q.sizes[2] == 1 &&
          spec_.gqaRatio > 1 && spec_.causal != CausalKind::TopLeft;
 }
 
@@ -297,20 +311,20 @@ SplitPlan Kernel::splitPlan(const LaunchArgs &args) const {
     auto kernel = getKernel(packed, target_, error);
     return kernel ? kernel->splitPlan(view) : plan;
   }
-  if (B * H * SQ == 0 || SKV == 0)
+  auto [rows, batches] = gridRowsAndBatch(spec_, args);
+  if (B * H * SQ == 0 || SKV == 0 || rows * batches == 0)
     return plan;
   int64_t splits = args.kvSplits;
   if (splits == 0)
-    splits = autoKvSplits(target_, queryPrograms(SQ) * B * H,
-                          std::min(SQ, blockM_), SKV);
+    splits = autoKvSplits(target_, queryPrograms(rows) * batches * H,
+                          std::min(rows, blockM_), SKV);
   if (target_.kind == Target::Kind::Cuda)
-    splits = std::min<int64_t>(splits, 65535 / (B * H)); // the grid's y
+    splits = std::min<int64_t>(splits, 65535 / (batches * H)); // grid y
   if (splits <= 1)
     return plan;
   plan.splits = splits;
-  size_t rows = size_t(splits * B * H * SQ);
-  plan.workspaceBytes =
-      rows * size_t(spec_.effectiveHeadDimV() + 1) * sizeof(float);
+  plan.workspaceBytes = size_t(splits * B * H * SQ) *
+                        size_t(spec_.effectiveHeadDimV() + 1) * sizeof(float);
   return plan;
 }
 
@@ -318,16 +332,18 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale,
                          const SplitPlan &plan, std::string &error) const {
   int64_t B = args.q.sizes[0], H = args.q.sizes[1], SQ = args.q.sizes[2],
           DV = spec_.effectiveHeadDimV(), splits = plan.splits;
+  auto [rows, batches] = gridRowsAndBatch(spec_, args);
   AttentionSpec partialSpec = spec_, combineSpec = spec_;
   partialSpec.part = AttentionSpec::Part::SplitPartials;
   partialSpec.withLse = false; // the partials always have one
   combineSpec.part = AttentionSpec::Part::SplitCombine;
   combineSpec.perSequenceKvLens = false; // the partials used them
+  combineSpec.varlen = false;            // it merges packed rows as they are
   // Decode rows: the partials on the schedule table's K/V ring.
   detail::Schedule schedule;
   if (target_.kind == Target::Kind::Cuda) {
     int64_t stages =
-        mlir::attn::splitPartialsKvStages(std::min(SQ, blockM_));
+        mlir::attn::splitPartialsKvStages(std::min(rows, blockM_));
     if (stages != 1) {
       schedule.name = "kv-ring";
       schedule.gpu.kvStages = stages;
@@ -370,8 +386,8 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale,
   LaunchArgs partialArgs = args;
   partialArgs.o = outPartials;
   partialArgs.lse = lsePartials;
-  if (!runOther(*partials, partialArgs, scale,
-                partials->queryPrograms(SQ), splits * B * H, error))
+  if (!runOther(*partials, partialArgs, scale, partials->queryPrograms(rows),
+                splits * batches * H, error))
     return false;
   // The combine's arguments travel as: q = partials, k = their LSEs.
   LaunchArgs combineArgs = args;
@@ -458,6 +474,55 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
             "(AttentionSpec::perSequenceKvLens)";
     return false;
   }
+  if (spec_.varlen) {
+    if (B != 1)
+      return mismatch("varlen tensors are packed: batch 1, the sequences "
+                      "given by cu_seqlens");
+    if (!checkTensor(args.cuSeqlensQ, "cu_seqlens_q", 1, 4, false, error) ||
+        !checkTensor(args.cuSeqlensK, "cu_seqlens_k", 1, 4, false, error))
+      return false;
+    int64_t entries = args.cuSeqlensQ.sizes[0];
+    if (entries < 1 || args.cuSeqlensK.sizes[0] != entries) {
+      error = "cu_seqlens_q and cu_seqlens_k must both have sequences + 1 "
+              "entries, they have " + std::to_string(entries) + " and " +
+              std::to_string(args.cuSeqlensK.sizes[0]);
+      return false;
+    }
+    if (args.maxSeqlenQ < 0) {
+      error = "max_seqlen_q must not be negative";
+      return false;
+    }
+    // Host memory (the CPU target): the prefix sums checked here.
+    if (target_.kind == Target::Kind::Cpu)
+      for (auto [t, name, total] :
+           {std::tuple(&args.cuSeqlensQ, "cu_seqlens_q", SQ),
+            std::tuple(&args.cuSeqlensK, "cu_seqlens_k", SKV)}) {
+        auto at = [&](int64_t i) {
+          return int64_t(
+              static_cast<const int32_t *>(t->data)[i * t->strides[0]]);
+        };
+        for (int64_t i = 0; i < entries; ++i) {
+          int64_t lo = i ? at(i - 1) : 0;
+          if (at(i) < lo || at(i) > total) {
+            error = std::string(name) + " must rise from >= 0 to at most " +
+                    std::to_string(total) + " (the packed length): entry " +
+                    std::to_string(i) + " is " + std::to_string(at(i));
+            return false;
+          }
+          if (t == &args.cuSeqlensQ && i && at(i) - lo > args.maxSeqlenQ) {
+            error = "sequence " + std::to_string(i - 1) + " has " +
+                    std::to_string(at(i) - lo) +
+                    " queries, more than max_seqlen_q = " +
+                    std::to_string(args.maxSeqlenQ);
+            return false;
+          }
+        }
+      }
+  } else if (args.cuSeqlensQ.data || args.cuSeqlensK.data) {
+    error = "cu_seqlens were given but the kernel was compiled without them "
+            "(AttentionSpec::varlen)";
+    return false;
+  }
   float scale = args.scale ? *args.scale : float(1.0 / std::sqrt(double(D)));
   if (!std::isfinite(scale)) {
     error = "the softmax scale must be finite";
@@ -518,7 +583,8 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
     kind = Failure::None;
     return true;
   }
-  int64_t gridX = queryPrograms(SQ), gridY = B * H;
+  auto [gridRows, gridBatches] = gridRowsAndBatch(spec_, args);
+  int64_t gridX = queryPrograms(gridRows), gridY = gridBatches * H;
   if (target_.kind == Target::Kind::Cuda && gridY > 65535) {
     error = "batch * heads = " + std::to_string(gridY) +
             " exceeds the CUDA grid's y limit of 65535";

@@ -20,7 +20,7 @@ CpuExecutable::~CpuExecutable() = default;
 std::unique_ptr<CpuExecutable>
 CpuExecutable::load(const std::string &object, const std::string &kernelName,
                     bool hasLse, bool hasScale, std::string &error,
-                    bool hasKvLens) {
+                    bool hasKvLens, bool hasVarlen) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
@@ -57,6 +57,7 @@ CpuExecutable::load(const std::string &object, const std::string &kernelName,
   exe->hasLse = hasLse;
   exe->hasScale = hasScale;
   exe->hasKvLens = hasKvLens;
+  exe->hasVarlen = hasVarlen;
   return exe;
 }
 
@@ -84,16 +85,22 @@ void CpuExecutable::launch(StridedMemRefDescriptor<4> *q,
                            StridedMemRefDescriptor<4> *o,
                            StridedMemRefDescriptor<3> *lse, float scale,
                            int64_t n0, int64_t n1, unsigned threads,
-                           StridedMemRefDescriptor<1> *kvLens) const {
+                           StridedMemRefDescriptor<1> *kvLens,
+                           StridedMemRefDescriptor<1> *cuSeqlensQ,
+                           StridedMemRefDescriptor<1> *cuSeqlensK) const {
   // The C interface of the grid entry: memrefs by descriptor pointer (Q, K,
-  // V, O, then the LSE and the key lengths when the kernel takes them),
-  // the scale by value, then the programs.
-  void *descriptors[6] = {q, k, v, o};
+  // V, O, then the LSE, the key lengths and the varlen prefix sums when the
+  // kernel takes them), the scale by value, then the programs.
+  void *descriptors[8] = {q, k, v, o};
   size_t count = 4;
   if (hasLse)
     descriptors[count++] = lse;
   if (hasKvLens)
     descriptors[count++] = kvLens;
+  if (hasVarlen) {
+    descriptors[count++] = cuSeqlensQ;
+    descriptors[count++] = cuSeqlensK;
+  }
   const float *scaleArg = hasScale ? &scale : nullptr;
   auto runRange = [&](int64_t begin, int64_t end) {
     switch (count) {
@@ -103,9 +110,13 @@ void CpuExecutable::launch(StridedMemRefDescriptor<4> *q,
     case 5:
       return callEntry(entry, descriptors, scaleArg, begin, end, n0, n1,
                        std::make_index_sequence<5>());
-    default:
+    case 6:
       return callEntry(entry, descriptors, scaleArg, begin, end, n0, n1,
                        std::make_index_sequence<6>());
+    default: // 7: with the LSE and both prefix sums (never 8: kv_lens and
+             // varlen do not combine)
+      return callEntry(entry, descriptors, scaleArg, begin, end, n0, n1,
+                       std::make_index_sequence<7>());
     }
   };
   runGrid(runRange, n0, n1, threads);

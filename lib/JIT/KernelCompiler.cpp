@@ -77,9 +77,12 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
                               partials ? partialsType : voType};
   if (withLse)
     inputs.push_back(lseType);
+  auto lengthsType = MemRefType::get({dyn}, b.getI32Type(),
+                                    StridedLayoutAttr::get(ctx, dyn, {dyn}));
   if (spec.perSequenceKvLens)
-    inputs.push_back(MemRefType::get({dyn}, b.getI32Type(),
-                                     StridedLayoutAttr::get(ctx, dyn, {dyn})));
+    inputs.push_back(lengthsType);
+  if (spec.varlen)
+    inputs.append({lengthsType, lengthsType});
   inputs.push_back(b.getF32Type());
   auto func = func::FuncOp::create(b, loc, kGeneratedKernelName,
                                    b.getFunctionType(inputs, {}));
@@ -96,6 +99,10 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
                                      spec.perSequenceKvLens
                                          ? args[args.size() - 2]
                                          : Value(),
+                                     spec.varlen ? args[args.size() - 3]
+                                                 : Value(),
+                                     spec.varlen ? args[args.size() - 2]
+                                                 : Value(),
                                      args.back(),
                                      CausalAlignmentAttr::get(ctx, causal),
                                      b.getI64IntegerAttr(spec.gqaRatio));

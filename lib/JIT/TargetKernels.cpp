@@ -42,8 +42,9 @@ private:
     auto q = describe<4>(args.q), k = describe<4>(args.k),
          v = describe<4>(args.v), o = describe<4>(args.o);
     auto kvLens = describe<1>(args.kvLens);
+    auto cuQ = describe<1>(args.cuSeqlensQ), cuK = describe<1>(args.cuSeqlensK);
     exe->launch(&q, &k, &v, &o, &lse, scale, gridX, gridY, args.threads,
-                &kvLens);
+                &kvLens, &cuQ, &cuK);
     return true;
   }
   std::unique_ptr<CpuExecutable> exe;
@@ -116,6 +117,10 @@ private:
       add(args.lse, 3);
     if (spec().perSequenceKvLens)
       add(args.kvLens, 1);
+    if (spec().varlen) {
+      add(args.cuSeqlensQ, 1);
+      add(args.cuSeqlensK, 1);
+    }
     params.addF32(scale);
     // TMA kernels: each tensor map after the others, by value (argument
     // indices as the ABI orders them: Q, K, V, O, then the LSE).
@@ -186,7 +191,8 @@ attn::detail::makeKernel(const AttentionSpec &spec, const Target &target,
       code.payload, code.kernelName,
       spec.withLse || spec.part == Part::SplitPartials,
       /*hasScale=*/spec.part != Part::SplitCombine, error,
-      /*hasKvLens=*/spec.perSequenceKvLens && spec.part != Part::SplitCombine);
+      /*hasKvLens=*/spec.perSequenceKvLens && spec.part != Part::SplitCombine,
+      /*hasVarlen=*/spec.varlen && spec.part != Part::SplitCombine);
   if (!exe)
     return nullptr;
   return std::make_shared<CpuKernel>(spec, target, code.blockM,

@@ -434,6 +434,8 @@ struct RunTensors {
     case Kind::Partials:
     case Kind::PartialLse:
     case Kind::KvLens:
+    case Kind::CuSeqlensQ:
+    case Kind::CuSeqlensK:
       return nullptr;
     }
     return nullptr;
@@ -442,7 +444,8 @@ struct RunTensors {
 
 static const char *kindName(KernelArgument::Kind kind) {
   const char *names[] = {"Q", "K", "V", "O", "LSE", "scale", "partials",
-                         "partial LSE", "kv_lens"};
+                         "partial LSE", "kv_lens", "cu_seqlens_q",
+                         "cu_seqlens_k"};
   return names[static_cast<int>(kind)];
 }
 
@@ -637,10 +640,12 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     return fail("the kernel's arguments are a split-KV combine's (partials, "
                 "partial_lse, output): attn-run runs attention kernels (Q, "
                 "K, V, O)");
-  if (sig.find(KernelArgument::Kind::KvLens) >= 0)
-    return fail("the kernel takes per-sequence key lengths (kv_lens), which "
-                "attn-run does not make: run it through the library "
-                "(flash_attention_with_kvcache)");
+  if (sig.find(KernelArgument::Kind::KvLens) >= 0 ||
+      sig.find(KernelArgument::Kind::CuSeqlensQ) >= 0)
+    return fail("the kernel takes per-sequence lengths (kv_lens or "
+                "cu_seqlens), which attn-run does not make: run it through "
+                "the library (flash_attention_with_kvcache, "
+                "flash_attention_varlen)");
 
   // The run's tensors; the kernel's static types must agree with them.
   DType dtype = *::attn::parseDType(opts.dtype);

@@ -106,8 +106,9 @@ _kernels = {}
 _kernels_lock = threading.Lock()
 
 
-def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False):
-    key = (dtype, d, dv, causal, gqa, lse, target, kv_lens)
+def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False,
+            varlen=False):
+    key = (dtype, d, dv, causal, gqa, lse, target, kv_lens, varlen)
     handle = _kernels.get(key)
     if handle is not None:
         return handle
@@ -115,7 +116,7 @@ def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False):
         handle = _kernels.get(key)
         if handle is None:
             spec = _capi.Spec(dtype, d, dv, causal, gqa, int(lse),
-                              int(kv_lens))
+                              int(kv_lens), int(varlen))
             out = ctypes.c_void_p()
             _check(_capi.lib.attn_kernel_get(ctypes.byref(spec),
                                              target.encode(),
@@ -369,6 +370,67 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, *, cache_seqlens,
                                    kv_lens=lens)
 
 
+def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
+                           max_seqlen_q, max_seqlen_k, causal=None,
+                           scale=None, softmax_scale=None, return_lse=False,
+                           num_splits=0):
+    """Attention over a batch of sequences of different lengths packed
+    without padding, as flash_attn's flash_attn_varlen_func: q
+    [total_q, H, D], k / v [total_k, HKV, D] (HKV dividing H), cu_seqlens_q
+    / cu_seqlens_k [sequences + 1] (int32, or int64 within it) the prefix
+    sums of the lengths: sequence b is rows cu[b]:cu[b+1]. max_seqlen_q
+    bounds every query length (checked); max_seqlen_k is accepted as
+    flash_attn takes it. causal: None/False, True or "bottom_right"
+    (flash_attn's: each sequence's queries are its last positions),
+    "top_left". Returns the output [total_q, H, DV] (and the float32 LSE
+    [H, total_q] with return_lse). numpy arrays (the CPU) so far.
+    """
+    if softmax_scale is not None:
+        if scale is not None:
+            raise TypeError("give scale or softmax_scale, not both")
+        scale = softmax_scale
+    _check_num_splits(num_splits)
+    if _is_torch(q) or _is_torch(k) or _is_torch(v):
+        raise NotImplementedError("flash_attention_varlen on torch tensors "
+                                  "is not supported yet (numpy arrays are)")
+    if causal is True:
+        causal = "bottom_right"
+    causal_code = _lookup_causal(causal, _CAUSAL)
+    import numpy as np
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if getattr(t, "ndim", None) != 3:
+            raise ValueError(f"{name} must be packed [total, heads, head_dim] "
+                             f"(rank 3), got shape "
+                             f"{tuple(getattr(t, 'shape', ()))}")
+    cus = []
+    for name, cu, total in (("cu_seqlens_q", cu_seqlens_q, q.shape[0]),
+                            ("cu_seqlens_k", cu_seqlens_k, k.shape[0])):
+        cu = np.asarray(cu)
+        if cu.dtype not in (np.int32, np.int64):
+            raise TypeError(f"{name} must be int32 or int64, not {cu.dtype}")
+        if cu.ndim != 1 or cu.shape[0] < 1:
+            raise ValueError(f"{name} must be 1-D prefix sums [sequences + "
+                             f"1], got shape {list(cu.shape)}")
+        if cu.min() < 0 or cu.max() > total or np.any(np.diff(cu) < 0):
+            raise ValueError(f"{name} must rise from >= 0 to at most {total} "
+                             f"(the packed length), got {cu.tolist()}")
+        cus.append(np.ascontiguousarray(cu, dtype=np.int32))
+    if cus[0].shape != cus[1].shape:
+        raise ValueError(f"cu_seqlens_q and cu_seqlens_k must have one "
+                         f"length, got {cus[0].shape[0]} and "
+                         f"{cus[1].shape[0]}")
+    for name, m in (("max_seqlen_q", max_seqlen_q),
+                    ("max_seqlen_k", max_seqlen_k)):
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0:
+            raise ValueError(f"{name} must be an int >= 0, got {m!r}")
+    result = _flash_attention_arrays(
+        q[None], k[None], v[None], causal_code, scale, "bshd", return_lse,
+        num_splits, varlen=(cus[0], cus[1], int(max_seqlen_q)))
+    if return_lse:
+        return result[0][0], result[1][0]
+    return result[0]
+
+
 def _check_num_splits(num_splits):
     if (isinstance(num_splits, bool) or not isinstance(num_splits, int)
             or num_splits < 0):
@@ -377,9 +439,10 @@ def _check_num_splits(num_splits):
 
 
 def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
-                            num_splits, kv_lens=None):
+                            num_splits, kv_lens=None, varlen=None):
     """flash_attention on numpy arrays (the CPU), with per-sequence key
-    lengths when kv_lens (int32 [B], contiguous) is given."""
+    lengths when kv_lens (int32 [B], contiguous) is given, packed sequences
+    when varlen (cu_seqlens_q, cu_seqlens_k, max_seqlen_q) is."""
     adapter = _adapter_for(q, k, v)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 4:
@@ -412,7 +475,7 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
     with adapter.device_scope(q):
         target = adapter.target(q)
         handle = _kernel(codes[0], D, DV, causal_code, H // HKV, return_lse,
-                         target, kv_lens is not None)
+                         target, kv_lens is not None, varlen is not None)
         lo = logical(out)
         tensors = [_tensor(adapter.pointer(t), *adapter.sizes_strides(t))
                    for t in (lq, lk, lv, lo)]
@@ -428,6 +491,12 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
             lens_tensor = _tensor(kv_lens.ctypes.data, [kv_lens.shape[0]],
                                   [1])
             options.kv_lens = ctypes.addressof(lens_tensor)
+        if varlen is not None:
+            cu_tensors = [_tensor(cu.ctypes.data, [cu.shape[0]], [1])
+                          for cu in varlen[:2]]
+            options.cu_seqlens_q = ctypes.addressof(cu_tensors[0])
+            options.cu_seqlens_k = ctypes.addressof(cu_tensors[1])
+            options.max_seqlen_q = varlen[2]
         _check(_capi.lib.attn_kernel_launch_ex(
             handle.value, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
             adapter.stream(q), ctypes.byref(options)))

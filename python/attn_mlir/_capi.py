@@ -27,6 +27,7 @@ class Spec(ctypes.Structure):
         ("gqa_ratio", ctypes.c_int64),
         ("with_lse", ctypes.c_int32),
         ("per_sequence_kv_lens", ctypes.c_int32),
+        ("varlen", ctypes.c_int32),
     ]
 
 
@@ -51,7 +52,10 @@ class LaunchOptions(ctypes.Structure):
     _fields_ = [("kv_splits", ctypes.c_int64),
                 ("workspace", ctypes.c_void_p),
                 ("workspace_bytes", ctypes.c_size_t),
-                ("kv_lens", ctypes.c_void_p)]
+                ("kv_lens", ctypes.c_void_p),
+                ("cu_seqlens_q", ctypes.c_void_p),
+                ("cu_seqlens_k", ctypes.c_void_p),
+                ("max_seqlen_q", ctypes.c_int64)]
 
 
 class CacheStats(ctypes.Structure):

@@ -61,6 +61,10 @@ struct AttentionSpec {
   /// a KV cache's cache_seqlens): batch b attends its first kvLens[b] keys
   /// of K and V, whose seq_kv is then the cache's capacity.
   bool perSequenceKvLens = false;
+  /// Variable-length batch (flash_attn's varlen): Q, K, V, O (and the LSE)
+  /// are packed with batch 1, LaunchArgs::cuSeqlensQ / cuSeqlensK give
+  /// each sequence's rows and LaunchArgs::maxSeqlenQ the longest query.
+  bool varlen = false;
 
   /// headDimV, or headDim when it is 0.
   int64_t effectiveHeadDimV() const { return headDimV ? headDimV : headDim; }
@@ -105,6 +109,12 @@ struct LaunchArgs {
   /// [0, seq_kv]. Checked on the host for the CPU target; on CUDA (device
   /// memory, not read by the host) a length outside is clamped to it.
   TensorRef kvLens;
+  /// Only for a varlen spec: int32 prefix sums [sequences + 1] (rank 1) of
+  /// the query and key lengths, and the longest query length (the grid's
+  /// query blocks; a longer sequence is an error on the CPU, where the
+  /// prefix sums are read on the host, and is cut short on CUDA).
+  TensorRef cuSeqlensQ, cuSeqlensK;
+  int64_t maxSeqlenQ = 0;
   /// Softmax scale; 1/sqrt(headDim) when unset.
   std::optional<float> scale;
   /// CUDA: the CUstream to launch on (null: the default stream). The launch

@@ -56,14 +56,17 @@ public:
                                              const std::string &kernelName,
                                              bool hasLse, bool hasScale,
                                              std::string &error,
-                                             bool hasKvLens = false);
+                                             bool hasKvLens = false,
+                                             bool hasVarlen = false);
 
   /// Runs the n0 x n1 grid on `threads` threads (0: all hardware threads).
   void launch(StridedMemRefDescriptor<4> *q, StridedMemRefDescriptor<4> *k,
               StridedMemRefDescriptor<4> *v, StridedMemRefDescriptor<4> *o,
               StridedMemRefDescriptor<3> *lse, float scale, int64_t n0,
               int64_t n1, unsigned threads,
-              StridedMemRefDescriptor<1> *kvLens = nullptr) const;
+              StridedMemRefDescriptor<1> *kvLens = nullptr,
+              StridedMemRefDescriptor<1> *cuSeqlensQ = nullptr,
+              StridedMemRefDescriptor<1> *cuSeqlensK = nullptr) const;
   /// The same for a split-KV combine kernel (loaded with hasScale false),
   /// which takes the partials, their LSEs, O, then the LSE when `hasLse`.
   void launchCombine(StridedMemRefDescriptor<4> *partials,
@@ -80,7 +83,7 @@ private:
                       int64_t n0, int64_t n1, unsigned threads);
   std::unique_ptr<llvm::orc::LLJIT> jit;
   void *entry = nullptr;
-  bool hasLse = false, hasScale = false, hasKvLens = false;
+  bool hasLse = false, hasScale = false, hasKvLens = false, hasVarlen = false;
 };
 
 } // namespace mlir::attn

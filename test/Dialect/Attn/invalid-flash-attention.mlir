@@ -269,3 +269,37 @@ func.func @kv_lens_batch(%q: memref<2x8x128x64xf16>, %lens: memref<3xi32>) {
   attn.flash_attention %q, %q, %q -> %q kv_lens %lens : memref<3xi32> : memref<2x8x128x64xf16>, memref<2x8x128x64xf16>, memref<2x8x128x64xf16> -> memref<2x8x128x64xf16>
   return
 }
+
+// -----
+
+// Varlen: packed tensors (batch 1) and both prefix sums, 1-D i32 of one
+// length; not with kv_lens.
+func.func @varlen_batch(%q: memref<2x8x128x64xf16>, %c: memref<3xi32>) {
+  // expected-error @+1 {{with cu_seqlens, query is packed: batch 1, got 2}}
+  attn.flash_attention %q, %q, %q -> %q cu_seqlens %c, %c : memref<3xi32>, memref<3xi32> : memref<2x8x128x64xf16>, memref<2x8x128x64xf16>, memref<2x8x128x64xf16> -> memref<2x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_lengths(%q: memref<1x8x128x64xf16>, %cq: memref<3xi32>, %ck: memref<4xi32>) {
+  // expected-error @+1 {{cu_seqlens of queries and keys differ in length: 3 and 4}}
+  attn.flash_attention %q, %q, %q -> %q cu_seqlens %cq, %ck : memref<3xi32>, memref<4xi32> : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>, memref<1x8x128x64xf16> -> memref<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_type(%q: memref<1x8x128x64xf16>, %c: memref<3xi64>) {
+  // expected-error @+1 {{cu_seqlens must be 1-D i32 tensors of prefix sums [sequences + 1], got 'memref<3xi64>'}}
+  attn.flash_attention %q, %q, %q -> %q cu_seqlens %c, %c : memref<3xi64>, memref<3xi64> : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>, memref<1x8x128x64xf16> -> memref<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_and_kv_lens(%q: memref<1x8x128x64xf16>, %c: memref<3xi32>, %lens: memref<1xi32>) {
+  // expected-error @+1 {{kv_lens and cu_seqlens do not combine (the key prefix sums give every length)}}
+  attn.flash_attention %q, %q, %q -> %q kv_lens %lens : memref<1xi32> cu_seqlens %c, %c : memref<3xi32>, memref<3xi32> : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>, memref<1x8x128x64xf16> -> memref<1x8x128x64xf16>
+  return
+}

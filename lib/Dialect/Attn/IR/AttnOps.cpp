@@ -515,6 +515,32 @@ LogicalResult FlashAttentionOp::verify() {
                          << " not divisible by gqa_ratio " << ratio;
   }
 
+  if (bool(getCuSeqlensQ()) != bool(getCuSeqlensK()))
+    return emitOpError() << "cu_seqlens takes both the query and the key "
+                            "prefix sums";
+  if (getCuSeqlensQ()) {
+    if (getKvLens())
+      return emitOpError() << "kv_lens and cu_seqlens do not combine (the "
+                              "key prefix sums give every length)";
+    auto qType = cast<MemRefType>(getCuSeqlensQ().getType());
+    auto kType = cast<MemRefType>(getCuSeqlensK().getType());
+    for (MemRefType type : {qType, kType})
+      if (type.getRank() != 1 || !type.getElementType().isInteger(32))
+        return emitOpError() << "cu_seqlens must be 1-D i32 tensors of "
+                                "prefix sums [sequences + 1], got "
+                             << type;
+    if (!sizesAgree(qType.getDimSize(0), kType.getDimSize(0)))
+      return emitOpError() << "cu_seqlens of queries and keys differ in "
+                              "length: "
+                           << qType.getDimSize(0) << " and "
+                           << kType.getDimSize(0);
+    for (const Named &t : {q, k, v, o})
+      if ((!split || t.name != "output") &&
+          !sizesAgree(t.type.getDimSize(0), 1))
+        return emitOpError() << "with cu_seqlens, " << t.name
+                             << " is packed: batch 1, got "
+                             << t.type.getDimSize(0);
+  }
   if (Value lens = getKvLens()) {
     auto type = cast<MemRefType>(lens.getType());
     if (type.getRank() != 1 || !type.getElementType().isInteger(32))

@@ -207,6 +207,8 @@ static bool fitsRole(Type type, KernelArgRole role) {
   case KernelArgRole::Scale:
     return type.isF32();
   case KernelArgRole::KvLens:
+  case KernelArgRole::CuSeqlensQ:
+  case KernelArgRole::CuSeqlensK:
     return memref && memref.getRank() == 1 &&
            memref.getElementType().isInteger(32);
   }
@@ -219,7 +221,8 @@ checkRecordedRoles(FunctionOpInterface kernel,
                    SmallVector<KernelArgRole> roles) {
   using R = KernelArgRole;
   bool attention = fitsOrder(roles, {R::Query, R::Key, R::Value, R::Output,
-                                     R::Lse, R::KvLens, R::Scale},
+                                     R::Lse, R::KvLens, R::CuSeqlensQ,
+                                     R::CuSeqlensK, R::Scale},
                              {R::Query, R::Key, R::Value, R::Output});
   bool combine = fitsOrder(roles, {R::Partials, R::PartialLse, R::Output,
                                    R::Lse},
@@ -231,7 +234,8 @@ checkRecordedRoles(FunctionOpInterface kernel,
       diag << stringifyKernelArgRole(role);
     });
     return diag << ") are not a kernel ABI: query, key, value, output, "
-                   "then lse, kv_lens and scale if any; or partials, "
+                   "then lse, kv_lens, cu_seqlens_q/_k and scale if any; "
+                   "or partials, "
                    "partial_lse, output, then lse if any";
   }
   for (auto [i, role] : llvm::enumerate(roles))
@@ -240,8 +244,8 @@ checkRecordedRoles(FunctionOpInterface kernel,
              << "argument " << i << " (" << kernel.getArgumentTypes()[i]
              << ") cannot be the " << stringifyKernelArgRole(role)
              << ": Q, K, V, O and the partials are rank-4 memrefs, the LSEs "
-                "rank-3 f32 memrefs, kv_lens a rank-1 i32 memref, the scale "
-                "an f32";
+                "rank-3 f32 memrefs, kv_lens and cu_seqlens rank-1 i32 "
+                "memrefs, the scale an f32";
   return roles;
 }
 

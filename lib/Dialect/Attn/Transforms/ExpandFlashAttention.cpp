@@ -62,6 +62,21 @@ private:
                                   b.getDenseI64ArrayAttr(dims),
                                   b.getDenseI64ArrayAttr(order));
   }
+  /// `tensor` restricted to `count` rows (dim 2) from `start`, every batch
+  /// and head kept: a sequence of a packed (varlen) tensor.
+  Value rowsView(Value tensor, OpFoldResult start, Value count) {
+    auto type = cast<MemRefType>(tensor.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes;
+    offsets[2] = start;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      sizes.push_back(d == 2 ? OpFoldResult(count)
+                      : type.isDynamicDim(d)
+                          ? OpFoldResult(dim(tensor, d))
+                          : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+    return memref::SubViewOp::create(b, loc, tensor, offsets, sizes, strides);
+  }
   Value load(Value ptr) {
     auto type = cast<BlockPtrType>(ptr.getType());
     return LoadOp::create(
@@ -92,12 +107,19 @@ void TileProgramBuilder::build() {
   Value pidBH = ProgramIdOp::create(b, loc, 1);
   Value heads = dim(q, 1);
   Value split, splits;
+  // Varlen: the sequences are the batch the grid walks (the tensors are
+  // packed, batch 1).
+  Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK();
+  Value sequences =
+      cuQ ? arith::SubIOp::create(b, loc, dim(cuQ, 0), index(1)) : Value();
   if (op.getKvSplits()) {
-    Value batches = dim(q, 0);
+    Value batches = cuQ ? sequences : dim(q, 0);
     Value batchHeads = arith::MulIOp::create(b, loc, batches, heads);
     split = arith::DivUIOp::create(b, loc, pidBH, batchHeads);
     pidBH = arith::RemUIOp::create(b, loc, pidBH, batchHeads);
-    splits = arith::DivUIOp::create(b, loc, dim(o, 0), batches);
+    // (The output stacks the tensors' batch, 1 when packed.)
+    splits = arith::DivUIOp::create(b, loc, dim(o, 0),
+                                    cuQ ? dim(q, 0) : batches);
   }
   Value batch = arith::DivUIOp::create(b, loc, pidBH, heads);
   Value head = arith::RemUIOp::create(b, loc, pidBH, heads);
@@ -105,6 +127,31 @@ void TileProgramBuilder::build() {
   if (op.getGqaRatio() != 1)
     kvHead = arith::DivUIOp::create(b, loc, head, index(op.getGqaRatio()));
   Value qLen = dim(q, 2), kvLen = dim(k, 2);
+  Value lse = op.getLse();
+  // Varlen: sequence `batch` is rows [cu[b], cu[b+1]) of the packed tensors
+  // (clamped to them), seen through views; the tensors' batch index is 0.
+  if (cuQ) {
+    auto bound = [&](Value cu, Value at, Value limit) -> Value {
+      Value raw = memref::LoadOp::create(b, loc, cu, ValueRange{at});
+      Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+      return arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, i, index(0)), limit);
+    };
+    Value next = arith::AddIOp::create(b, loc, batch, index(1));
+    Value qBegin = bound(cuQ, batch, qLen);
+    Value qEnd = arith::MaxSIOp::create(b, loc, bound(cuQ, next, qLen), qBegin);
+    Value kBegin = bound(cuK, batch, kvLen);
+    Value kEnd = arith::MaxSIOp::create(b, loc, bound(cuK, next, kvLen), kBegin);
+    qLen = arith::SubIOp::create(b, loc, qEnd, qBegin);
+    kvLen = arith::SubIOp::create(b, loc, kEnd, kBegin);
+    q = rowsView(q, qBegin, qLen);
+    o = rowsView(o, qBegin, qLen);
+    if (lse)
+      lse = rowsView(lse, qBegin, qLen);
+    k = rowsView(k, kBegin, kvLen);
+    v = rowsView(v, kBegin, kvLen);
+    batch = index(0);
+  }
   // Per-sequence lengths: this batch's, clamped to [0, capacity], and K and
   // V seen through views of that many keys (their boundary checks then
   // stop there: slots past the length are never read).
@@ -113,20 +160,8 @@ void TileProgramBuilder::build() {
     Value length = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
     length = arith::MinSIOp::create(
         b, loc, arith::MaxSIOp::create(b, loc, length, index(0)), kvLen);
-    auto keysOf = [&](Value tensor) -> Value {
-      auto type = cast<MemRefType>(tensor.getType());
-      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-      SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-      SmallVector<OpFoldResult> sizes;
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        sizes.push_back(d == 2 ? OpFoldResult(length)
-                        : type.isDynamicDim(d)
-                            ? OpFoldResult(dim(tensor, d))
-                            : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
-      return memref::SubViewOp::create(b, loc, tensor, offsets, sizes, strides);
-    };
-    k = keysOf(k);
-    v = keysOf(v);
+    k = rowsView(k, b.getIndexAttr(0), length);
+    v = rowsView(v, b.getIndexAttr(0), length);
     kvLen = length;
   }
   Value m0 = arith::MulIOp::create(b, loc, pidM, index(bm));
@@ -215,7 +250,7 @@ void TileProgramBuilder::build() {
     out = arith::TruncFOp::create(
         b, loc, RankedTensorType::get({bm, headDimV}, outElement), out);
   store(out, rowBlock(o, outBatch, head, m0, bm));
-  if (Value lse = op.getLse())
+  if (lse)
     store(fin.getLse(), rowBlock(lse, outBatch, head, m0, bm));
   (void)ctx;
 }
@@ -281,9 +316,9 @@ struct ExpandFlashAttentionPass
     recordOperandRoles(func,
                        {op.getQuery(), op.getKey(), op.getValue(),
                         op.getOutput(), op.getLse(), op.getKvLens(),
-                        op.getScale()},
+                        op.getCuSeqlensQ(), op.getCuSeqlensK(), op.getScale()},
                        {R::Query, R::Key, R::Value, R::Output, R::Lse,
-                        R::KvLens, R::Scale});
+                        R::KvLens, R::CuSeqlensQ, R::CuSeqlensK, R::Scale});
     TileProgramBuilder(op, config).build();
 
     func->setAttr("attn.block_m",

@@ -451,6 +451,13 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
     past a sequence's length are never used, whatever they hold;
     bottom_right aligns the queries with each sequence's last keys.
 
+    With `cu_seqlens` (two 1-D i32 tensors `[sequences + 1]` of prefix
+    sums, flash_attn's varlen convention), the batch is packed: the tensors
+    have batch 1 and sequence b is rows [cu_q[b], cu_q[b+1]) of Q, O and
+    the LSE and rows [cu_k[b], cu_k[b+1]) of K and V, each attended as a
+    batch of its own (masks per sequence); the grid walks sequences × heads
+    and the query blocks of the longest sequence.
+
     With `kv_splits` (split-KV, flash-decoding), the keys of each (batch,
     head) are split into S ranges of whole key blocks and each range is
     attended on its own: `output` (f32) and `lse` (required) receive one
@@ -469,6 +476,8 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
                        AnyStridedMemRef:$value, AnyStridedMemRef:$output,
                        Optional<AnyStridedMemRef>:$lse,
                        Optional<AnyStridedMemRef>:$kv_lens,
+                       Optional<AnyStridedMemRef>:$cu_seqlens_q,
+                       Optional<AnyStridedMemRef>:$cu_seqlens_k,
                        Optional<F32>:$scale,
                        DefaultValuedAttr<Attn_CausalAlignmentAttr, "::mlir::attn::CausalAlignment::none">:$causal,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$gqa_ratio,
@@ -478,6 +487,8 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
   let assemblyFormat = [{
     $query `,` $key `,` $value `->` $output (`,` `lse` $lse^)?
     (`kv_lens` $kv_lens^ `:` type($kv_lens))?
+    (`cu_seqlens` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
+     `,` type($cu_seqlens_k))?
     (`scale` $scale^)? (`causal` `=` `` $causal^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($output)
     (`,` type($lse)^)?
