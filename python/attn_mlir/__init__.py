@@ -338,18 +338,9 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, *, cache_seqlens,
         raise NotImplementedError("flash_attention_with_kvcache: paged KV "
                                   "caches (block_table) are not supported "
                                   "yet")
-    if softmax_scale is not None:
-        if scale is not None:
-            raise TypeError("give scale or softmax_scale, not both")
-        scale = softmax_scale
-    _check_num_splits(num_splits)
-    if _is_torch(q) or _is_torch(k_cache) or _is_torch(v_cache):
-        raise NotImplementedError("flash_attention_with_kvcache on torch "
-                                  "tensors is not supported yet (numpy "
-                                  "arrays are)")
-    if causal is True:
-        causal = "bottom_right"
-    causal_code = _lookup_causal(causal, _CAUSAL)
+    scale, causal_code = _flash_attn_options(
+        "flash_attention_with_kvcache", (q, k_cache, v_cache), scale,
+        softmax_scale, num_splits, causal)
     import numpy as np
     lens = np.asarray(cache_seqlens)
     if lens.dtype not in (np.int32, np.int64):
@@ -385,17 +376,9 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     "top_left". Returns the output [total_q, H, DV] (and the float32 LSE
     [H, total_q] with return_lse). numpy arrays (the CPU) so far.
     """
-    if softmax_scale is not None:
-        if scale is not None:
-            raise TypeError("give scale or softmax_scale, not both")
-        scale = softmax_scale
-    _check_num_splits(num_splits)
-    if _is_torch(q) or _is_torch(k) or _is_torch(v):
-        raise NotImplementedError("flash_attention_varlen on torch tensors "
-                                  "is not supported yet (numpy arrays are)")
-    if causal is True:
-        causal = "bottom_right"
-    causal_code = _lookup_causal(causal, _CAUSAL)
+    scale, causal_code = _flash_attn_options(
+        "flash_attention_varlen", (q, k, v), scale, softmax_scale,
+        num_splits, causal)
     import numpy as np
     for name, t in (("q", q), ("k", k), ("v", v)):
         if getattr(t, "ndim", None) != 3:
@@ -429,6 +412,24 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     if return_lse:
         return result[0][0], result[1][0]
     return result[0]
+
+
+def _flash_attn_options(name, tensors, scale, softmax_scale, num_splits,
+                        causal):
+    """The options of the flash_attn-style calls checked and normalised:
+    (scale, causal code), softmax_scale an alias of scale and causal=True
+    bottom-right (flash_attn's)."""
+    if softmax_scale is not None:
+        if scale is not None:
+            raise TypeError("give scale or softmax_scale, not both")
+        scale = softmax_scale
+    _check_num_splits(num_splits)
+    if any(_is_torch(t) for t in tensors):
+        raise NotImplementedError(f"{name} on torch tensors is not supported "
+                                  f"yet (numpy arrays are)")
+    if causal is True:
+        causal = "bottom_right"
+    return scale, _lookup_causal(causal, _CAUSAL)
 
 
 def _check_num_splits(num_splits):
