@@ -51,3 +51,12 @@ def rel_l2(out, ref):
 
 
 BOUND = {"float16": 2e-3, "bfloat16": 1e-2, "float32": 1e-5}
+
+
+def check_against_reference(q, k, v, causal, out, lse, bound, what):
+    """Asserts that out and lse (logical [1, H, SQ, DV] and [1, H, SQ]) are
+    within `bound` of the float64 attention of q, k, v (logical layout)."""
+    ref_out, ref_lse = attention(q, k, v, causal)
+    err, lse_err = rel_l2(out, ref_out), rel_l2(lse, ref_lse)
+    assert err <= bound, f"{what}: output rel_l2 {err:.3e} > {bound}"
+    assert lse_err <= bound, f"{what}: lse rel_l2 {lse_err:.3e} > {bound}"
