@@ -2,25 +2,20 @@
 //
 // The target-independent half of the JIT API: what a spec may be, how a
 // target is named, and the checks every launch passes before any code runs.
-// The CPU and CUDA kernels are in TargetKernels.cpp, the caches in
-// KernelCache.cpp.
+// What a launch then runs (GQA packing, split-KV) is in LaunchPlans.cpp, the
+// CPU and CUDA kernels in TargetKernels.cpp, the caches in KernelCache.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/JIT/Attention.h"
-#include "Schedule.h"
+#include "LaunchPlans.h"
 #include "attn/Pipelines/GpuChips.h"
 #include "attn/Runtime/CudaDriver.h"
-#include "attn/Schedule/ScheduleTable.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <sstream>
 #include <tuple>
-#include <vector>
 
 using namespace attn;
 
@@ -186,216 +181,91 @@ bool checkTensor(const TensorRef &t, const char *name, int rank,
   return true;
 }
 
-/// LaunchArgs::kvSplits = 0: on CUDA the schedule table's choice for the
-/// device's SMs (1 where the count cannot be read); 1 on the CPU, whose
-/// few cores the batch and heads keep busy.
-int64_t autoKvSplits(const Target &target, int64_t programs, int64_t rows,
-                     int64_t keys) {
-  if (target.kind != Target::Kind::Cuda)
-    return 1;
-  std::string error;
-  mlir::attn::CudaDriver *driver = mlir::attn::CudaDriver::get(error);
-  int count = 0;
-  if (!driver || !driver->multiprocessorCount(count, error))
-    return 1;
-  return mlir::attn::chooseKvSplits(programs, rows, keys, count);
-}
-
-/// What the grid walks: query rows and batch, the tensors' (seq_q, batch)
-/// or, varlen, the longest query and the number of sequences.
-std::pair<int64_t, int64_t> gridRowsAndBatch(const AttentionSpec &spec,
-                                             const LaunchArgs &args) {
-  if (spec.varlen)
-    return {args.maxSeqlenQ, std::max<int64_t>(0, args.cuSeqlensQ.sizes[0] - 1)};
-  return {args.q.sizes[2], args.q.sizes[0]};
-}
-
-/// A contiguous f32 tensor of `sizes` at `data`.
-TensorRef contiguousF32(void *data, int rank, const int64_t *sizes) {
-  TensorRef t;
-  t.data = data;
-  t.rank = rank;
-  int64_t stride = 1;
-  for (int i = rank - 1; i >= 0; --i) {
-    t.sizes[i] = sizes[i];
-    t.strides[i] = stride;
-    stride *= sizes[i];
-  }
-  return t;
-}
-
-/// Device memory for split-KV partials, one buffer per (context, stream)
-/// so that launches on different streams never share one. A buffer only
-/// grows, and a replaced one is kept: kernels still in flight, or captured
-/// into a CUDA graph, may use it.
-class SplitWorkspaces {
-public:
-  static SplitWorkspaces &get() {
-    static SplitWorkspaces *workspaces = new SplitWorkspaces();
-    return *workspaces;
-  }
-  bool reserve(mlir::attn::CudaDriver &driver, void *stream, size_t bytes,
-               void *&data, std::string &error) {
-    std::lock_guard<std::mutex> lock(mutex);
-    Buffer &buffer = buffers[{driver.currentContext(), stream}];
-    if (buffer.bytes < bytes) {
-      if (driver.capturing(stream)) {
-        error = "split-KV needs a workspace of " + std::to_string(bytes) +
-                " bytes on this stream, which cannot be allocated while it "
-                "is captured into a CUDA graph: launch once before capture";
-        return false;
-      }
-      mlir::attn::DevicePtr ptr = 0;
-      size_t grown = std::max(bytes, 2 * buffer.bytes);
-      if (!driver.allocate(grown, ptr, error))
-        return false;
-      if (buffer.data)
-        retired.push_back(buffer.data);
-      buffer.data = reinterpret_cast<void *>(uintptr_t(ptr));
-      buffer.bytes = grown;
-    }
-    data = buffer.data;
-    return true;
-  }
-
-private:
-  struct Buffer {
-    void *data = nullptr;
-    size_t bytes = 0;
-  };
-  std::mutex mutex;
-  std::map<std::pair<void *, void *>, Buffer> buffers;
-  std::vector<void *> retired;
-};
-
-} // namespace
-
-bool Kernel::packsGqaHeads(const LaunchArgs &args) const {
-  // Bottom-right causal with one query sees every key, as no mask does.
-  return spec_.part == AttentionSpec::Part::Whole && !spec_.varlen &&
-         args.q.sizes[2] == 1 &&
-         spec_.gqaRatio > 1 && spec_.causal != CausalKind::TopLeft;
-}
-
-void Kernel::packGqaHeads(const LaunchArgs &args, AttentionSpec &packed,
-                          LaunchArgs &view) const {
-  // [B, H, 1, D] as [B, H / G, G, D]: row g of K/V head h is query head
-  // h * G + g, one head stride further.
-  int64_t G = spec_.gqaRatio;
-  packed = spec_;
-  packed.gqaRatio = 1;
-  packed.causal = CausalKind::None;
-  view = args;
-  for (TensorRef *t : {&view.q, &view.o, &view.lse}) {
-    if (t == &view.lse && !spec_.withLse)
-      continue;
-    int64_t heads = t->sizes[1], headStride = t->strides[1];
-    t->sizes[1] = heads / G;
-    t->sizes[2] = G;
-    t->strides[1] = headStride * G;
-    t->strides[2] = headStride;
-  }
-}
-
-SplitPlan Kernel::splitPlan(const LaunchArgs &args) const {
-  SplitPlan plan;
-  if (spec_.part != AttentionSpec::Part::Whole)
-    return plan;
-  int64_t B = args.q.sizes[0], H = args.q.sizes[1], SQ = args.q.sizes[2],
-          SKV = args.k.sizes[2];
-  if (packsGqaHeads(args)) { // the packed kernel's launch decides
-    AttentionSpec packed;
-    LaunchArgs view;
-    packGqaHeads(args, packed, view);
-    std::string error;
-    auto kernel = getKernel(packed, target_, error);
-    return kernel ? kernel->splitPlan(view) : plan;
-  }
-  auto [rows, batches] = gridRowsAndBatch(spec_, args);
-  if (B * H * SQ == 0 || SKV == 0 || rows * batches == 0)
-    return plan;
-  int64_t splits = args.kvSplits;
-  if (splits == 0)
-    splits = autoKvSplits(target_, queryPrograms(rows) * batches * H,
-                          std::min(rows, blockM_), SKV);
-  if (target_.kind == Target::Kind::Cuda)
-    splits = std::min<int64_t>(splits, 65535 / (batches * H)); // grid y
-  if (splits <= 1)
-    return plan;
-  plan.splits = splits;
-  plan.workspaceBytes = size_t(splits * B * H * SQ) *
-                        size_t(spec_.effectiveHeadDimV() + 1) * sizeof(float);
-  return plan;
-}
-
-bool Kernel::launchSplit(const LaunchArgs &args, float scale,
-                         const SplitPlan &plan, std::string &error) const {
-  int64_t B = args.q.sizes[0], H = args.q.sizes[1], SQ = args.q.sizes[2],
-          DV = spec_.effectiveHeadDimV(), splits = plan.splits;
-  auto [rows, batches] = gridRowsAndBatch(spec_, args);
-  AttentionSpec partialSpec = spec_, combineSpec = spec_;
-  partialSpec.part = AttentionSpec::Part::SplitPartials;
-  partialSpec.withLse = false; // the partials always have one
-  combineSpec.part = AttentionSpec::Part::SplitCombine;
-  combineSpec.perSequenceKvLens = false; // the partials used them
-  combineSpec.varlen = false;            // it merges packed rows as they are
-  // Decode rows: the partials on the schedule table's K/V ring.
-  detail::Schedule schedule;
-  if (target_.kind == Target::Kind::Cuda) {
-    int64_t stages =
-        mlir::attn::splitPartialsKvStages(std::min(rows, blockM_));
-    if (stages != 1) {
-      schedule.name = "kv-ring";
-      schedule.gpu.kvStages = stages;
-    }
-  }
-  auto partials = schedule.isDefault()
-                      ? getKernel(partialSpec, target_, error)
-                      : detail::getScheduledKernel(partialSpec, target_,
-                                                   schedule, error);
-  if (!partials)
-    return false;
-  auto combine = getKernel(combineSpec, target_, error);
-  if (!combine)
-    return false;
-
-  // Workspace: the partial outputs, then their LSEs (f32, contiguous).
-  int64_t outSizes[4] = {splits * B, H, SQ, DV};
-  int64_t lseSizes[3] = {splits * B, H, SQ};
-  size_t outFloats = size_t(splits * B * H * SQ * DV);
-  size_t bytes = plan.workspaceBytes;
-  void *data = args.workspace;
-  if (data) {
-    // The caller's.
-  } else if (target_.kind == Target::Kind::Cuda) {
-    mlir::attn::CudaDriver *driver = mlir::attn::CudaDriver::get(error);
-    if (!driver ||
-        !SplitWorkspaces::get().reserve(*driver, args.stream, bytes, data,
-                                        error))
+/// The per-sequence lengths a spec takes (kv_lens; varlen's prefix sums
+/// and longest query), checked; on the CPU target, whose host memory holds
+/// them, every value too. B, SQ, SKV: the tensors' batch and lengths.
+bool checkSequenceLengths(const AttentionSpec &spec, const Target &target,
+                          const LaunchArgs &args, int64_t B, int64_t SQ,
+                          int64_t SKV, std::string &error) {
+  if (spec.perSequenceKvLens) {
+    if (!checkTensor(args.kvLens, "kv_lens", 1, 4, false, error))
       return false;
-  } else {
-    thread_local std::vector<float> host;
-    if (host.size() * sizeof(float) < bytes)
-      host.resize(bytes / sizeof(float));
-    data = host.data();
-  }
-  TensorRef outPartials = contiguousF32(data, 4, outSizes);
-  TensorRef lsePartials = contiguousF32(
-      static_cast<float *>(data) + outFloats, 3, lseSizes);
-
-  LaunchArgs partialArgs = args;
-  partialArgs.o = outPartials;
-  partialArgs.lse = lsePartials;
-  if (!runOther(*partials, partialArgs, scale, partials->queryPrograms(rows),
-                splits * batches * H, error))
+    if (args.kvLens.sizes[0] != B) {
+      error = "kv_lens must have one length per batch (" + std::to_string(B) +
+              "), it has " + std::to_string(args.kvLens.sizes[0]);
+      return false;
+    }
+    // Host memory (the CPU target): every length checked here.
+    if (target.kind == Target::Kind::Cpu)
+      for (int64_t b = 0; b < B; ++b) {
+        int32_t length = static_cast<const int32_t *>(
+            args.kvLens.data)[b * args.kvLens.strides[0]];
+        if (length < 0 || length > SKV) {
+          error = "kv_lens[" + std::to_string(b) + "] = " +
+                  std::to_string(length) + " is outside [0, " +
+                  std::to_string(SKV) + "] (seq_kv, the cache's capacity)";
+          return false;
+        }
+      }
+  } else if (args.kvLens.data) {
+    error = "kv_lens were given but the kernel was compiled without them "
+            "(AttentionSpec::perSequenceKvLens)";
     return false;
-  // The combine's arguments travel as: q = partials, k = their LSEs.
-  LaunchArgs combineArgs = args;
-  combineArgs.q = outPartials;
-  combineArgs.k = lsePartials;
-  return runOther(*combine, combineArgs, scale, combine->queryPrograms(SQ),
-                  B * H, error);
+  }
+  if (spec.varlen) {
+    if (B != 1) {
+      error = "varlen tensors are packed: batch 1, the sequences given by "
+              "cu_seqlens (Q " + shapeText(args.q) + ")";
+      return false;
+    }
+    if (!checkTensor(args.cuSeqlensQ, "cu_seqlens_q", 1, 4, false, error) ||
+        !checkTensor(args.cuSeqlensK, "cu_seqlens_k", 1, 4, false, error))
+      return false;
+    int64_t entries = args.cuSeqlensQ.sizes[0];
+    if (entries < 1 || args.cuSeqlensK.sizes[0] != entries) {
+      error = "cu_seqlens_q and cu_seqlens_k must both have sequences + 1 "
+              "entries, they have " + std::to_string(entries) + " and " +
+              std::to_string(args.cuSeqlensK.sizes[0]);
+      return false;
+    }
+    if (args.maxSeqlenQ < 0) {
+      error = "max_seqlen_q must not be negative";
+      return false;
+    }
+    // Host memory (the CPU target): the prefix sums checked here.
+    if (target.kind == Target::Kind::Cpu)
+      for (auto [t, name, total] :
+           {std::tuple(&args.cuSeqlensQ, "cu_seqlens_q", SQ),
+            std::tuple(&args.cuSeqlensK, "cu_seqlens_k", SKV)}) {
+        auto at = [&](int64_t i) {
+          return int64_t(
+              static_cast<const int32_t *>(t->data)[i * t->strides[0]]);
+        };
+        for (int64_t i = 0; i < entries; ++i) {
+          int64_t lo = i ? at(i - 1) : 0;
+          if (at(i) < lo || at(i) > total) {
+            error = std::string(name) + " must rise from >= 0 to at most " +
+                    std::to_string(total) + " (the packed length): entry " +
+                    std::to_string(i) + " is " + std::to_string(at(i));
+            return false;
+          }
+          if (t == &args.cuSeqlensQ && i && at(i) - lo > args.maxSeqlenQ) {
+            error = "sequence " + std::to_string(i - 1) + " has " +
+                    std::to_string(at(i) - lo) +
+                    " queries, more than max_seqlen_q = " +
+                    std::to_string(args.maxSeqlenQ);
+            return false;
+          }
+        }
+      }
+  } else if (args.cuSeqlensQ.data || args.cuSeqlensK.data) {
+    error = "cu_seqlens were given but the kernel was compiled without them "
+            "(AttentionSpec::varlen)";
+    return false;
+  }
+  return true;
 }
+} // namespace
 
 bool Kernel::launch(const LaunchArgs &args, std::string &error,
                     Failure *failure) const {
@@ -449,80 +319,8 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
             "one (AttentionSpec::withLse)";
     return false;
   }
-  if (spec_.perSequenceKvLens) {
-    if (!checkTensor(args.kvLens, "kv_lens", 1, 4, false, error))
-      return false;
-    if (args.kvLens.sizes[0] != B) {
-      error = "kv_lens must have one length per batch (" + std::to_string(B) +
-              "), it has " + std::to_string(args.kvLens.sizes[0]);
-      return false;
-    }
-    // Host memory (the CPU target): every length checked here.
-    if (target_.kind == Target::Kind::Cpu)
-      for (int64_t b = 0; b < B; ++b) {
-        int32_t length = static_cast<const int32_t *>(
-            args.kvLens.data)[b * args.kvLens.strides[0]];
-        if (length < 0 || length > SKV) {
-          error = "kv_lens[" + std::to_string(b) + "] = " +
-                  std::to_string(length) + " is outside [0, " +
-                  std::to_string(SKV) + "] (seq_kv, the cache's capacity)";
-          return false;
-        }
-      }
-  } else if (args.kvLens.data) {
-    error = "kv_lens were given but the kernel was compiled without them "
-            "(AttentionSpec::perSequenceKvLens)";
+  if (!checkSequenceLengths(spec_, target_, args, B, SQ, SKV, error))
     return false;
-  }
-  if (spec_.varlen) {
-    if (B != 1)
-      return mismatch("varlen tensors are packed: batch 1, the sequences "
-                      "given by cu_seqlens");
-    if (!checkTensor(args.cuSeqlensQ, "cu_seqlens_q", 1, 4, false, error) ||
-        !checkTensor(args.cuSeqlensK, "cu_seqlens_k", 1, 4, false, error))
-      return false;
-    int64_t entries = args.cuSeqlensQ.sizes[0];
-    if (entries < 1 || args.cuSeqlensK.sizes[0] != entries) {
-      error = "cu_seqlens_q and cu_seqlens_k must both have sequences + 1 "
-              "entries, they have " + std::to_string(entries) + " and " +
-              std::to_string(args.cuSeqlensK.sizes[0]);
-      return false;
-    }
-    if (args.maxSeqlenQ < 0) {
-      error = "max_seqlen_q must not be negative";
-      return false;
-    }
-    // Host memory (the CPU target): the prefix sums checked here.
-    if (target_.kind == Target::Kind::Cpu)
-      for (auto [t, name, total] :
-           {std::tuple(&args.cuSeqlensQ, "cu_seqlens_q", SQ),
-            std::tuple(&args.cuSeqlensK, "cu_seqlens_k", SKV)}) {
-        auto at = [&](int64_t i) {
-          return int64_t(
-              static_cast<const int32_t *>(t->data)[i * t->strides[0]]);
-        };
-        for (int64_t i = 0; i < entries; ++i) {
-          int64_t lo = i ? at(i - 1) : 0;
-          if (at(i) < lo || at(i) > total) {
-            error = std::string(name) + " must rise from >= 0 to at most " +
-                    std::to_string(total) + " (the packed length): entry " +
-                    std::to_string(i) + " is " + std::to_string(at(i));
-            return false;
-          }
-          if (t == &args.cuSeqlensQ && i && at(i) - lo > args.maxSeqlenQ) {
-            error = "sequence " + std::to_string(i - 1) + " has " +
-                    std::to_string(at(i) - lo) +
-                    " queries, more than max_seqlen_q = " +
-                    std::to_string(args.maxSeqlenQ);
-            return false;
-          }
-        }
-      }
-  } else if (args.cuSeqlensQ.data || args.cuSeqlensK.data) {
-    error = "cu_seqlens were given but the kernel was compiled without them "
-            "(AttentionSpec::varlen)";
-    return false;
-  }
   float scale = args.scale ? *args.scale : float(1.0 / std::sqrt(double(D)));
   if (!std::isfinite(scale)) {
     error = "the softmax scale must be finite";
@@ -583,7 +381,7 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
     kind = Failure::None;
     return true;
   }
-  auto [gridRows, gridBatches] = gridRowsAndBatch(spec_, args);
+  auto [gridRows, gridBatches] = detail::gridRowsAndBatch(spec_, args);
   int64_t gridX = queryPrograms(gridRows), gridY = gridBatches * H;
   if (target_.kind == Target::Kind::Cuda && gridY > 65535) {
     error = "batch * heads = " + std::to_string(gridY) +

@@ -127,17 +127,14 @@ void CpuExecutable::launchCombine(StridedMemRefDescriptor<4> *partials,
                                   StridedMemRefDescriptor<4> *o,
                                   StridedMemRefDescriptor<3> *lse, int64_t n0,
                                   int64_t n1, unsigned threads) const {
-  using D4 = StridedMemRefDescriptor<4> *;
-  using D3 = StridedMemRefDescriptor<3> *;
+  void *descriptors[4] = {partials, partialLse, o, lse};
   auto runRange = [&](int64_t begin, int64_t end) {
     if (hasLse)
-      reinterpret_cast<void (*)(D4, D3, D4, D3, int64_t, int64_t, int64_t,
-                                int64_t)>(entry)(partials, partialLse, o, lse,
-                                                 begin, end, n0, n1);
+      callEntry(entry, descriptors, nullptr, begin, end, n0, n1,
+                std::make_index_sequence<4>());
     else
-      reinterpret_cast<void (*)(D4, D3, D4, int64_t, int64_t, int64_t,
-                                int64_t)>(entry)(partials, partialLse, o,
-                                                 begin, end, n0, n1);
+      callEntry(entry, descriptors, nullptr, begin, end, n0, n1,
+                std::make_index_sequence<3>());
   };
   runGrid(runRange, n0, n1, threads);
 }

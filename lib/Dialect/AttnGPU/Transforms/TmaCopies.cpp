@@ -278,14 +278,7 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
         b.setInsertionPoint(wait);
         MbarrierWaitOp::create(b, wait.getLoc(), barriers, barrier, parity,
                                ValueRange{token});
-        SmallVector<Value> rest;
-        for (Value t : wait.getTokens())
-          if (t != copy.getToken())
-            rest.push_back(t);
-        if (rest.empty())
-          wait.erase();
-        else
-          wait->setOperands(rest);
+        dropToken(wait, copy.getToken());
       }
       copy.erase();
     }

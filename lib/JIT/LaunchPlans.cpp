@@ -1,0 +1,235 @@
+//===- LaunchPlans.cpp - what one launch runs -----------------------------===//
+//
+// After its checks, Kernel::launch runs one of three plans: the kernel
+// itself; for single-query GQA, the ratio-1 kernel of the spec on a view
+// that packs the query heads of a K/V head into one query block; or
+// split-KV, the spec's SplitPartials kernel into f32 partials in a
+// workspace, then its SplitCombine kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LaunchPlans.h"
+#include "Schedule.h"
+#include "attn/Runtime/CudaDriver.h"
+#include "attn/Schedule/ScheduleTable.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <vector>
+
+using namespace attn;
+
+std::pair<int64_t, int64_t>
+attn::detail::gridRowsAndBatch(const AttentionSpec &spec,
+                               const LaunchArgs &args) {
+  if (spec.varlen)
+    return {args.maxSeqlenQ,
+            std::max<int64_t>(0, args.cuSeqlensQ.sizes[0] - 1)};
+  return {args.q.sizes[2], args.q.sizes[0]};
+}
+
+namespace {
+
+/// LaunchArgs::kvSplits = 0: on CUDA the schedule table's choice for the
+/// device's SMs (1 where the count cannot be read); 1 on the CPU, whose
+/// few cores the batch and heads keep busy.
+int64_t autoKvSplits(const Target &target, int64_t programs, int64_t rows,
+                     int64_t keys) {
+  if (target.kind != Target::Kind::Cuda)
+    return 1;
+  std::string error;
+  mlir::attn::CudaDriver *driver = mlir::attn::CudaDriver::get(error);
+  int count = 0;
+  if (!driver || !driver->multiprocessorCount(count, error))
+    return 1;
+  return mlir::attn::chooseKvSplits(programs, rows, keys, count);
+}
+
+/// A contiguous f32 tensor of `sizes` at `data`.
+TensorRef contiguousF32(void *data, int rank, const int64_t *sizes) {
+  TensorRef t;
+  t.data = data;
+  t.rank = rank;
+  int64_t stride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    t.sizes[i] = sizes[i];
+    t.strides[i] = stride;
+    stride *= sizes[i];
+  }
+  return t;
+}
+
+/// Device memory for split-KV partials, one buffer per (context, stream)
+/// so that launches on different streams never share one. A buffer only
+/// grows, and a replaced one is kept: kernels still in flight, or captured
+/// into a CUDA graph, may use it.
+class SplitWorkspaces {
+public:
+  static SplitWorkspaces &get() {
+    static SplitWorkspaces *workspaces = new SplitWorkspaces();
+    return *workspaces;
+  }
+  bool reserve(mlir::attn::CudaDriver &driver, void *stream, size_t bytes,
+               void *&data, std::string &error) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Buffer &buffer = buffers[{driver.currentContext(), stream}];
+    if (buffer.bytes < bytes) {
+      if (driver.capturing(stream)) {
+        error = "split-KV needs a workspace of " + std::to_string(bytes) +
+                " bytes on this stream, which cannot be allocated while it "
+                "is captured into a CUDA graph: launch once before capture";
+        return false;
+      }
+      mlir::attn::DevicePtr ptr = 0;
+      size_t grown = std::max(bytes, 2 * buffer.bytes);
+      if (!driver.allocate(grown, ptr, error))
+        return false;
+      if (buffer.data)
+        retired.push_back(buffer.data);
+      buffer.data = reinterpret_cast<void *>(uintptr_t(ptr));
+      buffer.bytes = grown;
+    }
+    data = buffer.data;
+    return true;
+  }
+
+private:
+  struct Buffer {
+    void *data = nullptr;
+    size_t bytes = 0;
+  };
+  std::mutex mutex;
+  std::map<std::pair<void *, void *>, Buffer> buffers;
+  std::vector<void *> retired;
+};
+
+} // namespace
+
+bool Kernel::packsGqaHeads(const LaunchArgs &args) const {
+  // Bottom-right causal with one query sees every key, as no mask does.
+  return spec_.part == AttentionSpec::Part::Whole && !spec_.varlen &&
+         args.q.sizes[2] == 1 &&
+         spec_.gqaRatio > 1 && spec_.causal != CausalKind::TopLeft;
+}
+
+void Kernel::packGqaHeads(const LaunchArgs &args, AttentionSpec &packed,
+                          LaunchArgs &view) const {
+  // [B, H, 1, D] as [B, H / G, G, D]: row g of K/V head h is query head
+  // h * G + g, one head stride further.
+  int64_t G = spec_.gqaRatio;
+  packed = spec_;
+  packed.gqaRatio = 1;
+  packed.causal = CausalKind::None;
+  view = args;
+  for (TensorRef *t : {&view.q, &view.o, &view.lse}) {
+    if (t == &view.lse && !spec_.withLse)
+      continue;
+    int64_t heads = t->sizes[1], headStride = t->strides[1];
+    t->sizes[1] = heads / G;
+    t->sizes[2] = G;
+    t->strides[1] = headStride * G;
+    t->strides[2] = headStride;
+  }
+}
+
+SplitPlan Kernel::splitPlan(const LaunchArgs &args) const {
+  SplitPlan plan;
+  if (spec_.part != AttentionSpec::Part::Whole)
+    return plan;
+  int64_t B = args.q.sizes[0], H = args.q.sizes[1], SQ = args.q.sizes[2],
+          SKV = args.k.sizes[2];
+  if (packsGqaHeads(args)) { // the packed kernel's launch decides
+    AttentionSpec packed;
+    LaunchArgs view;
+    packGqaHeads(args, packed, view);
+    std::string error;
+    auto kernel = getKernel(packed, target_, error);
+    return kernel ? kernel->splitPlan(view) : plan;
+  }
+  auto [rows, batches] = detail::gridRowsAndBatch(spec_, args);
+  if (B * H * SQ == 0 || SKV == 0 || rows * batches == 0)
+    return plan;
+  int64_t splits = args.kvSplits;
+  if (splits == 0)
+    splits = autoKvSplits(target_, queryPrograms(rows) * batches * H,
+                          std::min(rows, blockM_), SKV);
+  if (target_.kind == Target::Kind::Cuda)
+    splits = std::min<int64_t>(splits, 65535 / (batches * H)); // grid y
+  if (splits <= 1)
+    return plan;
+  plan.splits = splits;
+  plan.workspaceBytes = size_t(splits * B * H * SQ) *
+                        size_t(spec_.effectiveHeadDimV() + 1) * sizeof(float);
+  return plan;
+}
+
+bool Kernel::launchSplit(const LaunchArgs &args, float scale,
+                         const SplitPlan &plan, std::string &error) const {
+  int64_t B = args.q.sizes[0], H = args.q.sizes[1], SQ = args.q.sizes[2],
+          DV = spec_.effectiveHeadDimV(), splits = plan.splits;
+  auto [rows, batches] = detail::gridRowsAndBatch(spec_, args);
+  AttentionSpec partialSpec = spec_, combineSpec = spec_;
+  partialSpec.part = AttentionSpec::Part::SplitPartials;
+  partialSpec.withLse = false; // the partials always have one
+  combineSpec.part = AttentionSpec::Part::SplitCombine;
+  combineSpec.perSequenceKvLens = false; // the partials used them
+  combineSpec.varlen = false;            // it merges packed rows as they are
+  // Decode rows: the partials on the schedule table's K/V ring.
+  detail::Schedule schedule;
+  if (target_.kind == Target::Kind::Cuda) {
+    int64_t stages =
+        mlir::attn::splitPartialsKvStages(std::min(rows, blockM_));
+    if (stages != 1) {
+      schedule.name = "kv-ring";
+      schedule.gpu.kvStages = stages;
+    }
+  }
+  auto partials = schedule.isDefault()
+                      ? getKernel(partialSpec, target_, error)
+                      : detail::getScheduledKernel(partialSpec, target_,
+                                                   schedule, error);
+  if (!partials)
+    return false;
+  auto combine = getKernel(combineSpec, target_, error);
+  if (!combine)
+    return false;
+
+  // Workspace: the partial outputs, then their LSEs (f32, contiguous).
+  int64_t outSizes[4] = {splits * B, H, SQ, DV};
+  int64_t lseSizes[3] = {splits * B, H, SQ};
+  size_t outFloats = size_t(splits * B * H * SQ * DV);
+  size_t bytes = plan.workspaceBytes;
+  void *data = args.workspace;
+  if (data) {
+    // The caller's.
+  } else if (target_.kind == Target::Kind::Cuda) {
+    mlir::attn::CudaDriver *driver = mlir::attn::CudaDriver::get(error);
+    if (!driver ||
+        !SplitWorkspaces::get().reserve(*driver, args.stream, bytes, data,
+                                        error))
+      return false;
+  } else {
+    thread_local std::vector<float> host;
+    if (host.size() * sizeof(float) < bytes)
+      host.resize(bytes / sizeof(float));
+    data = host.data();
+  }
+  TensorRef outPartials = contiguousF32(data, 4, outSizes);
+  TensorRef lsePartials = contiguousF32(
+      static_cast<float *>(data) + outFloats, 3, lseSizes);
+
+  LaunchArgs partialArgs = args;
+  partialArgs.o = outPartials;
+  partialArgs.lse = lsePartials;
+  if (!runOther(*partials, partialArgs, scale, partials->queryPrograms(rows),
+                splits * batches * H, error))
+    return false;
+  // The combine's arguments travel as: q = partials, k = their LSEs.
+  LaunchArgs combineArgs = args;
+  combineArgs.q = outPartials;
+  combineArgs.k = lsePartials;
+  return runOther(*combine, combineArgs, scale, combine->queryPrograms(SQ),
+                  B * H, error);
+}
+
