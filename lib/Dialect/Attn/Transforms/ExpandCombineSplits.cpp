@@ -158,13 +158,12 @@ struct ExpandCombineSplitsPass
           ExpandCombineSplitsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    SmallVector<CombineSplitsOp> ops;
-    func.walk([&](CombineSplitsOp op) { ops.push_back(op); });
-    if (ops.empty())
-      return;
-    CombineSplitsOp op = ops.front();
-    if (failed(verifySoleKernelOp(func, op, ops.size())))
+    FailureOr<CombineSplitsOp> sole = soleKernelOp<CombineSplitsOp>(func);
+    if (failed(sole))
       return signalPassFailure();
+    CombineSplitsOp op = *sole;
+    if (!op)
+      return;
     using R = KernelArgRole;
     recordOperandRoles(func,
                        {op.getPartials(), op.getPartialLse(), op.getOutput(),

@@ -279,15 +279,12 @@ struct ExpandFlashAttentionPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    SmallVector<FlashAttentionOp> ops;
-    func.walk([&](FlashAttentionOp op) { ops.push_back(op); });
-    if (ops.empty())
-      return;
-    // The function becomes the kernel: its whole body runs once per
-    // program, so the op must be all there is.
-    FlashAttentionOp op = ops.front();
-    if (failed(verifySoleKernelOp(func, op, ops.size())))
+    FailureOr<FlashAttentionOp> sole = soleKernelOp<FlashAttentionOp>(func);
+    if (failed(sole))
       return signalPassFailure();
+    FlashAttentionOp op = *sole;
+    if (!op)
+      return;
 
     // 0 means "chosen by the tile config"; a negative option is a mistake
     // (block-m=-1 used to mean the default, silently).

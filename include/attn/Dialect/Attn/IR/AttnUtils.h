@@ -42,6 +42,21 @@ LogicalResult verifyBlockPointersLowered(func::FuncOp kernel);
 LogicalResult verifySoleKernelOp(func::FuncOp func, Operation *op,
                                  size_t count);
 
+/// The `OpTy` an expansion turns `func` into a kernel from: null when
+/// `func` has none, failure (diagnosed by verifySoleKernelOp) when it is
+/// not all that `func` does. The function becomes the kernel: its whole
+/// body runs once per program.
+template <typename OpTy>
+FailureOr<OpTy> soleKernelOp(func::FuncOp func) {
+  SmallVector<OpTy> ops;
+  func.walk([&](OpTy op) { ops.push_back(op); });
+  if (ops.empty())
+    return OpTy();
+  if (failed(verifySoleKernelOp(func, ops.front(), ops.size())))
+    return failure();
+  return ops.front();
+}
+
 /// Records the roles of the kernel `func` becomes from the operands of its
 /// sole op, `roles[i]` for operand i (null operands skipped), when they are
 /// its arguments one to one.
