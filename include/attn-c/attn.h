@@ -59,6 +59,11 @@ typedef struct attn_spec {
                                    its first kv_lens[b] keys (a KV cache) */
   int32_t varlen; /**< nonzero: packed sequences (batch 1), the launch
                        passes cu_seqlens_q/_k and max_seqlen_q */
+  int64_t page_size; /**< 0: contiguous K and V; else a paged KV cache
+                          (needs per_sequence_kv_lens): K and V are pages
+                          [num_pages, kv_heads, page_size, head_dim] and
+                          the launch passes block_table; a power of two in
+                          [16, 256] */
 } attn_spec;
 
 /** A strided tensor: sizes and strides in elements, logical order
@@ -132,6 +137,13 @@ typedef struct attn_launch_options {
   const attn_tensor *cu_seqlens_q;
   const attn_tensor *cu_seqlens_k;
   int64_t max_seqlen_q;
+  /** For a paged spec: int32 [batch, max_pages] (rank 2), the page of keys
+   *  [p * page_size, (p + 1) * page_size) of sequence b at [b, p]; only the
+   *  first ceil(kv_lens[b] / page_size) entries of a row are read. The
+   *  capacity kv_lens are bounded by is then max_pages * page_size.
+   *  Checked on the host for "cpu"; on CUDA a page outside [0, num_pages)
+   *  is clamped to it. */
+  const attn_tensor *block_table;
 } attn_launch_options;
 
 /** The split-KV decision attn_kernel_launch_ex would make for these

@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <tuple>
 
 using namespace attn;
 
@@ -77,6 +78,7 @@ attn_status attn_kernel_get(const attn_spec *spec, const char *target,
   s.withLse = spec->with_lse != 0;
   s.perSequenceKvLens = spec->per_sequence_kv_lens != 0;
   s.varlen = spec->varlen != 0;
+  s.pageSize = spec->page_size;
   std::string error = s.validate();
   if (!error.empty())
     return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
@@ -119,6 +121,25 @@ attn_status attn_kernel_launch(const attn_kernel *kernel, const attn_tensor *q,
                                nullptr);
 }
 
+/// The launch options' fields in `args` (none when `options` is NULL).
+static bool readOptions(const attn_launch_options *options, LaunchArgs &args,
+                        std::string &error) {
+  if (!options)
+    return true;
+  args.kvSplits = options->kv_splits;
+  args.workspace = options->workspace;
+  args.workspaceBytes = options->workspace_bytes;
+  args.maxSeqlenQ = options->max_seqlen_q;
+  for (auto [tensor, ref, name] :
+       {std::tuple(options->kv_lens, &args.kvLens, "kv_lens"),
+        std::tuple(options->block_table, &args.blockTable, "block_table"),
+        std::tuple(options->cu_seqlens_q, &args.cuSeqlensQ, "cu_seqlens_q"),
+        std::tuple(options->cu_seqlens_k, &args.cuSeqlensK, "cu_seqlens_k")})
+    if (tensor && !toTensor(tensor, *ref, name, error))
+      return false;
+  return true;
+}
+
 attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
                                   const attn_tensor *q, const attn_tensor *k,
                                   const attn_tensor *v, const attn_tensor *o,
@@ -130,22 +151,8 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
                     "attn_kernel_launch: kernel is NULL");
   LaunchArgs args;
   std::string error;
-  if (options) {
-    args.kvSplits = options->kv_splits;
-    args.workspace = options->workspace;
-    args.workspaceBytes = options->workspace_bytes;
-    if (options->kv_lens &&
-        !toTensor(options->kv_lens, args.kvLens, "kv_lens", error))
-      return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
-    if ((options->cu_seqlens_q &&
-         !toTensor(options->cu_seqlens_q, args.cuSeqlensQ, "cu_seqlens_q",
-                   error)) ||
-        (options->cu_seqlens_k &&
-         !toTensor(options->cu_seqlens_k, args.cuSeqlensK, "cu_seqlens_k",
-                   error)))
-      return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
-    args.maxSeqlenQ = options->max_seqlen_q;
-  }
+  if (!readOptions(options, args, error))
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
   if (kernel->kernel->spec().varlen &&
       (!args.cuSeqlensQ.data || !args.cuSeqlensK.data))
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
@@ -155,6 +162,10 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                     "the kernel takes per-sequence key lengths but "
                     "attn_launch_options.kv_lens is NULL");
+  if (!args.blockTable.data && kernel->kernel->spec().pageSize)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "the kernel reads a paged KV cache but "
+                    "attn_launch_options.block_table is NULL");
   if (!toTensor(q, args.q, "Q", error) || !toTensor(k, args.k, "K", error) ||
       !toTensor(v, args.v, "V", error) || !toTensor(o, args.o, "O", error) ||
       (lse && !toTensor(lse, args.lse, "LSE", error)))
@@ -191,13 +202,21 @@ attn_status attn_kernel_split_plan(const attn_kernel *kernel,
   if (args.q.rank != 4 || args.k.rank != 4)
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                     "attn_kernel_split_plan: Q and K must have rank 4");
-  if (options) {
-    if (options->kv_splits < 0)
-      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
-                      "kv_splits must be 0 (chosen at launch), 1 (no split) "
-                      "or more, got " + std::to_string(options->kv_splits));
-    args.kvSplits = options->kv_splits;
-  }
+  if (options && options->kv_splits < 0)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "kv_splits must be 0 (chosen at launch), 1 (no split) "
+                    "or more, got " + std::to_string(options->kv_splits));
+  if (!readOptions(options, args, error))
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
+  // The plan reads the shapes of what the launch would take.
+  const AttentionSpec &spec = kernel->kernel->spec();
+  if ((spec.varlen && args.cuSeqlensQ.rank != 1) ||
+      (spec.pageSize && args.blockTable.rank != 2))
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "attn_kernel_split_plan: the kernel's launch takes " +
+                        std::string(spec.varlen ? "cu_seqlens_q (rank 1)"
+                                                : "block_table (rank 2)") +
+                        " in the options, as attn_kernel_launch_ex does");
   SplitPlan plan = kernel->kernel->splitPlan(args);
   *splits = plan.splits;
   *workspace_bytes = plan.workspaceBytes;

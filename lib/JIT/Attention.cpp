@@ -12,6 +12,7 @@
 #include "attn/Pipelines/GpuChips.h"
 #include "attn/Runtime/CudaDriver.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -39,6 +40,13 @@ std::string AttentionSpec::validate() const {
     return "unknown dtype " + std::to_string(int(dtype));
   if (int(part) < 0 || int(part) > 2)
     return "unknown kernel part " + std::to_string(int(part));
+  if (pageSize != 0 &&
+      (pageSize < 16 || pageSize > 256 || (pageSize & (pageSize - 1)) != 0))
+    return "page size " + std::to_string(pageSize) +
+           " is not supported (expected a power of two in [16, 256])";
+  if (pageSize != 0 && !perSequenceKvLens)
+    return "a paged KV cache needs per-sequence key lengths "
+           "(perSequenceKvLens)";
   if (perSequenceKvLens && varlen)
     return "per-sequence key lengths and varlen do not combine (the key "
            "prefix sums give every length)";
@@ -54,7 +62,8 @@ std::string AttentionSpec::str() const {
          (part == Part::SplitPartials  ? " part=split-partials"
           : part == Part::SplitCombine ? " part=split-combine"
                                        : "") +
-         (perSequenceKvLens ? " kv_lens=1" : "") + (varlen ? " varlen=1" : "");
+         (perSequenceKvLens ? " kv_lens=1" : "") + (varlen ? " varlen=1" : "") +
+         (pageSize ? " page=" + std::to_string(pageSize) : "");
 }
 
 /// The chips the compiler serves (GpuChips.h): checked here, before any
@@ -181,6 +190,47 @@ bool checkTensor(const TensorRef &t, const char *name, int rank,
   return true;
 }
 
+/// A paged launch's block table, checked; on the CPU target every entry
+/// a sequence uses must name one of the `pages` (the lengths are checked
+/// first, by checkSequenceLengths, against the table's capacity).
+bool checkBlockTable(const AttentionSpec &spec, const Target &target,
+                     const LaunchArgs &args, int64_t B, int64_t pages,
+                     std::string &error) {
+  const TensorRef &t = args.blockTable;
+  if (!checkTensor(t, "block_table", 2, 4, false, error))
+    return false;
+  if (t.sizes[0] != B) {
+    error = "block_table must have one row per batch (" + std::to_string(B) +
+            "), it has " + std::to_string(t.sizes[0]);
+    return false;
+  }
+  if (pages == 0) {
+    error = "the paged K and V have no pages";
+    return false;
+  }
+  if (target.kind != Target::Kind::Cpu || !args.kvLens.data ||
+      args.kvLens.sizes[0] != B)
+    return true;
+  int64_t capacity = t.sizes[1] * spec.pageSize;
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t length = static_cast<const int32_t *>(
+        args.kvLens.data)[b * args.kvLens.strides[0]];
+    length = std::clamp<int64_t>(length, 0, capacity);
+    for (int64_t p = 0; p * spec.pageSize < length; ++p) {
+      int32_t page = static_cast<const int32_t *>(
+          t.data)[b * t.strides[0] + p * t.strides[1]];
+      if (page < 0 || page >= pages) {
+        error = "block_table[" + std::to_string(b) + ", " +
+                std::to_string(p) + "] = " + std::to_string(page) +
+                " is not a page of the cache (it has " +
+                std::to_string(pages) + ")";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 /// The per-sequence lengths a spec takes (kv_lens; varlen's prefix sums
 /// and longest query), checked; on the CPU target, whose host memory holds
 /// them, every value too. B, SQ, SKV: the tensors' batch and lengths.
@@ -287,8 +337,14 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
             "; sizes are [batch, heads, seq, head_dim])";
     return false;
   };
-  if (k[0] != q[0] || v[0] != q[0] || o[0] != q[0])
+  if (spec_.pageSize == 0 && (k[0] != q[0] || v[0] != q[0]))
     return mismatch("Q, K, V and O must have the same batch size");
+  if (o[0] != q[0])
+    return mismatch("Q and O must have the same batch size");
+  if (spec_.pageSize != 0 && (k[0] != v[0] || k[2] != spec_.pageSize))
+    return mismatch("a paged K and V are the same pages [num_pages, "
+                    "kv_heads, page_size = " +
+                    std::to_string(spec_.pageSize) + ", head_dim]");
   if (q[3] != D || k[3] != D)
     return mismatch("Q and K must have head dim " + std::to_string(D) +
                     " as the kernel was compiled for");
@@ -305,6 +361,15 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
                     ") times as many heads as K and V, as the kernel was "
                     "compiled for");
   int64_t B = q[0], H = q[1], SQ = q[2], SKV = k[2];
+  if (spec_.pageSize != 0) {
+    if (!checkBlockTable(spec_, target_, args, B, k[0], error))
+      return false;
+    SKV = args.blockTable.sizes[1] * spec_.pageSize; // the capacity
+  } else if (args.blockTable.data) {
+    error = "a block table was given but the kernel was compiled for "
+            "contiguous K and V (AttentionSpec::pageSize 0)";
+    return false;
+  }
   if (spec_.withLse) {
     if (!checkTensor(args.lse, "LSE", 3, 4, false, error))
       return false;

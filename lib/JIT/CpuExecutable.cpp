@@ -8,6 +8,7 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -19,8 +20,7 @@ CpuExecutable::~CpuExecutable() = default;
 
 std::unique_ptr<CpuExecutable>
 CpuExecutable::load(const std::string &object, const std::string &kernelName,
-                    bool hasLse, bool hasScale, std::string &error,
-                    bool hasKvLens, bool hasVarlen) {
+                    std::string &error) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
@@ -54,10 +54,6 @@ CpuExecutable::load(const std::string &object, const std::string &kernelName,
   std::unique_ptr<CpuExecutable> exe(new CpuExecutable());
   exe->entry = symbol->toPtr<void *>();
   exe->jit = std::move(*jit);
-  exe->hasLse = hasLse;
-  exe->hasScale = hasScale;
-  exe->hasKvLens = hasKvLens;
-  exe->hasVarlen = hasVarlen;
   return exe;
 }
 
@@ -79,62 +75,42 @@ void callEntry(void *entry, void *const *descriptors, const float *scale,
 }
 } // namespace
 
-void CpuExecutable::launch(StridedMemRefDescriptor<4> *q,
-                           StridedMemRefDescriptor<4> *k,
-                           StridedMemRefDescriptor<4> *v,
-                           StridedMemRefDescriptor<4> *o,
-                           StridedMemRefDescriptor<3> *lse, float scale,
-                           int64_t n0, int64_t n1, unsigned threads,
-                           StridedMemRefDescriptor<1> *kvLens,
-                           StridedMemRefDescriptor<1> *cuSeqlensQ,
-                           StridedMemRefDescriptor<1> *cuSeqlensK) const {
-  // The C interface of the grid entry: memrefs by descriptor pointer (Q, K,
-  // V, O, then the LSE, the key lengths and the varlen prefix sums when the
-  // kernel takes them), the scale by value, then the programs.
-  void *descriptors[8] = {q, k, v, o};
-  size_t count = 4;
-  if (hasLse)
-    descriptors[count++] = lse;
-  if (hasKvLens)
-    descriptors[count++] = kvLens;
-  if (hasVarlen) {
-    descriptors[count++] = cuSeqlensQ;
-    descriptors[count++] = cuSeqlensK;
-  }
-  const float *scaleArg = hasScale ? &scale : nullptr;
-  auto runRange = [&](int64_t begin, int64_t end) {
-    switch (count) {
-    case 4:
-      return callEntry(entry, descriptors, scaleArg, begin, end, n0, n1,
-                       std::make_index_sequence<4>());
-    case 5:
-      return callEntry(entry, descriptors, scaleArg, begin, end, n0, n1,
-                       std::make_index_sequence<5>());
-    case 6:
-      return callEntry(entry, descriptors, scaleArg, begin, end, n0, n1,
-                       std::make_index_sequence<6>());
-    default: // 7: with the LSE and both prefix sums (never 8: kv_lens and
-             // varlen do not combine)
-      return callEntry(entry, descriptors, scaleArg, begin, end, n0, n1,
-                       std::make_index_sequence<7>());
-    }
-  };
-  runGrid(runRange, n0, n1, threads);
+void DescriptorList::add(void *data, const int64_t *sizes,
+                         const int64_t *strides, int rank) {
+  std::vector<int64_t> desc(3 + 2 * size_t(rank));
+  std::memcpy(&desc[0], &data, sizeof(void *)); // allocated
+  std::memcpy(&desc[1], &data, sizeof(void *)); // aligned
+  desc[2] = 0;                                  // offset
+  std::copy(sizes, sizes + rank, desc.begin() + 3);
+  std::copy(strides, strides + rank, desc.begin() + 3 + rank);
+  words.push_back(std::move(desc));
 }
 
-void CpuExecutable::launchCombine(StridedMemRefDescriptor<4> *partials,
-                                  StridedMemRefDescriptor<3> *partialLse,
-                                  StridedMemRefDescriptor<4> *o,
-                                  StridedMemRefDescriptor<3> *lse, int64_t n0,
-                                  int64_t n1, unsigned threads) const {
-  void *descriptors[4] = {partials, partialLse, o, lse};
+std::vector<void *> DescriptorList::pointers() {
+  std::vector<void *> result;
+  for (std::vector<int64_t> &desc : words)
+    result.push_back(desc.data());
+  return result;
+}
+
+void CpuExecutable::launch(const std::vector<void *> &descriptors,
+                           const float *scale, int64_t n0, int64_t n1,
+                           unsigned threads) const {
+  const std::vector<void *> &d = descriptors;
   auto runRange = [&](int64_t begin, int64_t end) {
-    if (hasLse)
-      callEntry(entry, descriptors, nullptr, begin, end, n0, n1,
-                std::make_index_sequence<4>());
-    else
-      callEntry(entry, descriptors, nullptr, begin, end, n0, n1,
-                std::make_index_sequence<3>());
+    switch (d.size()) {
+#define ATTN_CALL_ENTRY(N)                                                     \
+  case N:                                                                      \
+    return callEntry(entry, d.data(), scale, begin, end, n0, n1,               \
+                     std::make_index_sequence<N>());
+      ATTN_CALL_ENTRY(3)
+      ATTN_CALL_ENTRY(4)
+      ATTN_CALL_ENTRY(5)
+      ATTN_CALL_ENTRY(6)
+      ATTN_CALL_ENTRY(7)
+      ATTN_CALL_ENTRY(8)
+#undef ATTN_CALL_ENTRY
+    }
   };
   runGrid(runRange, n0, n1, threads);
 }

@@ -73,7 +73,12 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
   // The partials of a split-KV launch: f32 output, always an LSE.
   bool partials = spec.part == Part::SplitPartials;
   bool withLse = spec.withLse || partials;
-  SmallVector<Type> inputs = {qkType, qkType, voType,
+  // A paged cache's K and V: pages whose size is compiled in.
+  int64_t keys = spec.pageSize ? spec.pageSize : dyn;
+  auto kType = MemRefType::get({dyn, dyn, keys, spec.headDim}, elt, layout);
+  auto vType = MemRefType::get({dyn, dyn, keys, spec.effectiveHeadDimV()},
+                               elt, layout);
+  SmallVector<Type> inputs = {qkType, kType, vType,
                               partials ? partialsType : voType};
   if (withLse)
     inputs.push_back(lseType);
@@ -81,6 +86,9 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
                                     StridedLayoutAttr::get(ctx, dyn, {dyn}));
   if (spec.perSequenceKvLens)
     inputs.push_back(lengthsType);
+  if (spec.pageSize)
+    inputs.push_back(MemRefType::get(
+        {dyn, dyn}, b.getI32Type(), StridedLayoutAttr::get(ctx, dyn, {dyn, dyn})));
   if (spec.varlen)
     inputs.append({lengthsType, lengthsType});
   inputs.push_back(b.getF32Type());
@@ -94,11 +102,13 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
   else if (spec.causal == CausalKind::BottomRight)
     causal = CausalAlignment::bottom_right;
   auto args = entry->getArguments();
+  // After Q, K, V, O and the LSE, in the ABI's order.
+  unsigned next = withLse ? 5 : 4;
+  Value kvLens = spec.perSequenceKvLens ? args[next++] : Value();
+  Value blockTable = spec.pageSize ? args[next++] : Value();
   auto op = FlashAttentionOp::create(b, loc, args[0], args[1], args[2],
                                      args[3], withLse ? args[4] : Value(),
-                                     spec.perSequenceKvLens
-                                         ? args[args.size() - 2]
-                                         : Value(),
+                                     kvLens, blockTable,
                                      spec.varlen ? args[args.size() - 3]
                                                  : Value(),
                                      spec.varlen ? args[args.size() - 2]

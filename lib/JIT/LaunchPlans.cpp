@@ -138,7 +138,8 @@ SplitPlan Kernel::splitPlan(const LaunchArgs &args) const {
   if (spec_.part != AttentionSpec::Part::Whole)
     return plan;
   int64_t B = args.q.sizes[0], H = args.q.sizes[1], SQ = args.q.sizes[2],
-          SKV = args.k.sizes[2];
+          SKV = spec_.pageSize ? args.blockTable.sizes[1] * spec_.pageSize
+                               : args.k.sizes[2];
   if (packsGqaHeads(args)) { // the packed kernel's launch decides
     AttentionSpec packed;
     LaunchArgs view;
@@ -174,6 +175,7 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale,
   partialSpec.withLse = false; // the partials always have one
   combineSpec.part = AttentionSpec::Part::SplitCombine;
   combineSpec.perSequenceKvLens = false; // the partials used them
+  combineSpec.pageSize = 0;              // (and the pages)
   combineSpec.varlen = false;            // it merges packed rows as they are
   // Decode rows: the partials on the schedule table's K/V ring.
   detail::Schedule schedule;

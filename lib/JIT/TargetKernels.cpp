@@ -13,12 +13,44 @@ using namespace attn;
 using namespace attn::detail;
 using mlir::attn::CpuExecutable;
 using mlir::attn::CudaDriver;
-using mlir::attn::StridedMemRefDescriptor;
 
 namespace {
 
-template <int Rank> StridedMemRefDescriptor<Rank> describe(const TensorRef &t) {
-  return mlir::attn::describeMemRef<Rank>(t.data, t.sizes, t.strides);
+/// A tensor argument of a kernel and its rank.
+struct AbiTensor {
+  const TensorRef *tensor;
+  int rank;
+};
+
+/// The tensors a kernel of `spec` takes, in the kernel ABI's order (the
+/// scale, when it takes one, follows them).
+std::vector<AbiTensor> abiTensors(const AttentionSpec &spec,
+                                  const LaunchArgs &args) {
+  using Part = AttentionSpec::Part;
+  if (spec.part == Part::SplitCombine) {
+    // The combine's arguments travel as: q = partials, k = their LSEs.
+    std::vector<AbiTensor> tensors = {{&args.q, 4}, {&args.k, 3}, {&args.o, 4}};
+    if (spec.withLse)
+      tensors.push_back({&args.lse, 3});
+    return tensors;
+  }
+  std::vector<AbiTensor> tensors = {
+      {&args.q, 4}, {&args.k, 4}, {&args.v, 4}, {&args.o, 4}};
+  if (spec.withLse || spec.part == Part::SplitPartials)
+    tensors.push_back({&args.lse, 3});
+  if (spec.perSequenceKvLens)
+    tensors.push_back({&args.kvLens, 1});
+  if (spec.pageSize)
+    tensors.push_back({&args.blockTable, 2});
+  if (spec.varlen) {
+    tensors.push_back({&args.cuSeqlensQ, 1});
+    tensors.push_back({&args.cuSeqlensK, 1});
+  }
+  return tensors;
+}
+
+bool takesScale(const AttentionSpec &spec) {
+  return spec.part != AttentionSpec::Part::SplitCombine;
 }
 
 class CpuKernel final : public Kernel {
@@ -30,21 +62,12 @@ public:
 private:
   bool run(const LaunchArgs &args, float scale, int64_t gridX, int64_t gridY,
            std::string &) const override {
-    auto lse = describe<3>(args.lse);
-    if (spec().part == AttentionSpec::Part::SplitCombine) {
-      // The combine's arguments travel as: q = partials, k = their LSEs.
-      auto partials = describe<4>(args.q), o = describe<4>(args.o);
-      auto partialLse = describe<3>(args.k);
-      exe->launchCombine(&partials, &partialLse, &o, &lse, gridX, gridY,
-                         args.threads);
-      return true;
-    }
-    auto q = describe<4>(args.q), k = describe<4>(args.k),
-         v = describe<4>(args.v), o = describe<4>(args.o);
-    auto kvLens = describe<1>(args.kvLens);
-    auto cuQ = describe<1>(args.cuSeqlensQ), cuK = describe<1>(args.cuSeqlensK);
-    exe->launch(&q, &k, &v, &o, &lse, scale, gridX, gridY, args.threads,
-                &kvLens, &cuQ, &cuK);
+    mlir::attn::DescriptorList descriptors;
+    for (AbiTensor t : abiTensors(spec(), args))
+      descriptors.add(t.tensor->data, t.tensor->sizes, t.tensor->strides,
+                      t.rank);
+    exe->launch(descriptors.pointers(), takesScale(spec()) ? &scale : nullptr,
+                gridX, gridY, args.threads);
     return true;
   }
   std::unique_ptr<CpuExecutable> exe;
@@ -100,27 +123,12 @@ private:
       params.addMemRef(mlir::attn::DevicePtr(uintptr_t(t.data)), t.sizes,
                        t.strides, rank);
     };
-    if (spec().part == AttentionSpec::Part::SplitCombine) {
-      // The combine's arguments travel as: q = partials, k = their LSEs.
-      add(args.q, 4);
-      add(args.k, 3);
-      add(args.o, 4);
-      if (spec().withLse)
-        add(args.lse, 3);
+    for (AbiTensor t : abiTensors(spec(), args))
+      add(*t.tensor, t.rank);
+    if (!takesScale(spec()))
       return driver->launch(function, unsigned(gridX), unsigned(gridY),
                             threads, sharedBytes, params.get(), error,
                             args.stream);
-    }
-    for (const TensorRef *t : {&args.q, &args.k, &args.v, &args.o})
-      add(*t, 4);
-    if (spec().withLse || spec().part == AttentionSpec::Part::SplitPartials)
-      add(args.lse, 3);
-    if (spec().perSequenceKvLens)
-      add(args.kvLens, 1);
-    if (spec().varlen) {
-      add(args.cuSeqlensQ, 1);
-      add(args.cuSeqlensK, 1);
-    }
     params.addF32(scale);
     // TMA kernels: each tensor map after the others, by value (argument
     // indices as the ABI orders them: Q, K, V, O, then the LSE).
@@ -186,13 +194,7 @@ attn::detail::makeKernel(const AttentionSpec &spec, const Target &target,
   if (target.kind == Target::Kind::Cuda)
     return std::make_shared<CudaKernel>(spec, target, schedule,
                                         std::move(code));
-  using Part = AttentionSpec::Part;
-  auto exe = CpuExecutable::load(
-      code.payload, code.kernelName,
-      spec.withLse || spec.part == Part::SplitPartials,
-      /*hasScale=*/spec.part != Part::SplitCombine, error,
-      /*hasKvLens=*/spec.perSequenceKvLens && spec.part != Part::SplitCombine,
-      /*hasVarlen=*/spec.varlen && spec.part != Part::SplitCombine);
+  auto exe = CpuExecutable::load(code.payload, code.kernelName, error);
   if (!exe)
     return nullptr;
   return std::make_shared<CpuKernel>(spec, target, code.blockM,

@@ -436,6 +436,7 @@ struct RunTensors {
     case Kind::KvLens:
     case Kind::CuSeqlensQ:
     case Kind::CuSeqlensK:
+    case Kind::BlockTable:
       return nullptr;
     }
     return nullptr;
@@ -445,7 +446,7 @@ struct RunTensors {
 static const char *kindName(KernelArgument::Kind kind) {
   const char *names[] = {"Q", "K", "V", "O", "LSE", "scale", "partials",
                          "partial LSE", "kv_lens", "cu_seqlens_q",
-                         "cu_seqlens_k"};
+                         "cu_seqlens_k", "block_table"};
   return names[static_cast<int>(kind)];
 }
 
@@ -756,13 +757,18 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     if (!getCachedKernelCode(codeKey(*cpuModule, cpu, opts, ""), cpu, lower,
                              code, origin, error))
       return fail(error);
-    exe = CpuExecutable::load(code.payload, sig.name, sig.find(Kind::Lse) >= 0,
-                              sig.find(Kind::Scale) >= 0, error);
+    exe = CpuExecutable::load(code.payload, sig.name, error);
     if (!exe)
       return fail("JIT compilation failed: " + error);
-    launch = [&](std::string &) {
-      exe->launch(&desc4[0], &desc4[1], &desc4[2], &desc4[3], &lseDesc, scale,
-                  n0, n1, /*threads=*/0);
+    // Q, K, V, O, then the LSE when the kernel takes one (the ABI's order).
+    std::vector<void *> descriptors = {&desc4[0], &desc4[1], &desc4[2],
+                                       &desc4[3]};
+    if (sig.find(Kind::Lse) >= 0)
+      descriptors.push_back(&lseDesc);
+    bool takesScale = sig.find(Kind::Scale) >= 0;
+    launch = [&, descriptors, takesScale](std::string &) {
+      exe->launch(descriptors, takesScale ? &scale : nullptr, n0, n1,
+                  /*threads=*/0);
       return true;
     };
     timeLaunch = [&](double &ms, std::string &err) {

@@ -107,8 +107,8 @@ _kernels_lock = threading.Lock()
 
 
 def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False,
-            varlen=False):
-    key = (dtype, d, dv, causal, gqa, lse, target, kv_lens, varlen)
+            varlen=False, page_size=0):
+    key = (dtype, d, dv, causal, gqa, lse, target, kv_lens, varlen, page_size)
     handle = _kernels.get(key)
     if handle is not None:
         return handle
@@ -116,7 +116,7 @@ def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False,
         handle = _kernels.get(key)
         if handle is None:
             spec = _capi.Spec(dtype, d, dv, causal, gqa, int(lse),
-                              int(kv_lens), int(varlen))
+                              int(kv_lens), int(varlen), page_size)
             out = ctypes.c_void_p()
             _check(_capi.lib.attn_kernel_get(ctypes.byref(spec),
                                              target.encode(),
@@ -229,13 +229,17 @@ def _load_torch_front():
     return _torch_front
 
 
-def _check_shapes(q_shape, k_shape, v_shape):
+def _check_shapes(q_shape, k_shape, v_shape, paged=False):
     """The logical [B, H, S, D] shapes of q, k, v checked against each
-    other; (B, H, SQ, D, HKV, SKV, DV)."""
+    other; (B, H, SQ, D, HKV, SKV, DV). paged: k and v are pages
+    [num_pages, HKV, page_size, D], their first size not the batch."""
     B, H, SQ, D = q_shape
     Bk, HKV, SKV, Dk = k_shape
     Bv, HKVv, SKVv, DV = v_shape
-    if not (B == Bk == Bv):
+    if paged and Bk != Bv:
+        raise ValueError(f"k_cache and v_cache must have one number of "
+                         f"pages, got {Bk} and {Bv}")
+    if not paged and not (B == Bk == Bv):
         raise ValueError(f"q, k and v must have one batch size, got {B}, "
                          f"{Bk}, {Bv}")
     if D != Dk:
@@ -330,35 +334,70 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, *, cache_seqlens,
     each sequence, query i sees key j <= i + cache_seqlens[b] - SQ), or
     "top_left". scale (or flash_attn's softmax_scale): default 1/sqrt(D).
     Returns the output [B, SQ, H, D] (and the float32 LSE [B, H, SQ] with
-    return_lse); num_splits as flash_attention's. numpy arrays run on the
-    CPU (lengths checked on the host); block_table (paged caches) and torch
-    tensors: not yet.
+    return_lse); num_splits as flash_attention's.
+
+    Paged caches (vLLM's layout): with block_table [B, max_pages] (int32,
+    or int64 within it), k_cache / v_cache are pages [num_pages, page_size,
+    HKV, D] (page_size a power of two in [16, 256]) and key j of sequence b
+    is row j % page_size of page block_table[b, j // page_size]; only the
+    first ceil(cache_seqlens[b] / page_size) entries of a row are read (the
+    rest may hold anything), and the capacity is max_pages * page_size.
+    numpy arrays run on the CPU (lengths and pages checked on the host);
+    torch tensors: not yet.
     """
-    if block_table is not None:
-        raise NotImplementedError("flash_attention_with_kvcache: paged KV "
-                                  "caches (block_table) are not supported "
-                                  "yet")
     scale, causal_code = _flash_attn_options(
         "flash_attention_with_kvcache", (q, k_cache, v_cache), scale,
         softmax_scale, num_splits, causal)
     import numpy as np
+    B = getattr(q, "shape", (None,))[0]
     lens = np.asarray(cache_seqlens)
     if lens.dtype not in (np.int32, np.int64):
         raise TypeError(f"cache_seqlens must be int32 or int64, not "
                         f"{lens.dtype}")
-    if lens.ndim != 1 or lens.shape[0] != getattr(q, "shape", (None,))[0]:
+    if lens.ndim != 1 or lens.shape[0] != B:
         raise ValueError(f"cache_seqlens must have one length per sequence "
-                         f"(shape [{getattr(q, 'shape', (None,))[0]}]), got "
-                         f"shape {list(lens.shape)}")
+                         f"(shape [{B}]), got shape {list(lens.shape)}")
+    page_size = 0
+    table = None
     capacity = k_cache.shape[1] if getattr(k_cache, "ndim", 0) == 4 else None
+    if block_table is not None:
+        table = np.asarray(block_table)
+        if table.dtype not in (np.int32, np.int64):
+            raise TypeError(f"block_table must be int32 or int64, not "
+                            f"{table.dtype}")
+        if table.ndim != 2 or table.shape[0] != B:
+            raise ValueError(f"block_table must be [batch = {B}, max_pages], "
+                             f"got shape {list(table.shape)}")
+        if capacity is not None:
+            page_size = int(capacity)
+            if page_size not in _PAGE_SIZES:
+                raise ValueError(f"page size {page_size} (k_cache.shape[1]) "
+                                 f"is not supported (powers of two in "
+                                 f"[16, 256])")
+            capacity = table.shape[1] * page_size
     if capacity is not None and len(lens) and (
             lens.min() < 0 or lens.max() > capacity):
         raise ValueError(f"cache_seqlens must be in [0, {capacity}] (the "
                          f"cache's capacity), got {lens.min()}..{lens.max()}")
+    if page_size:
+        pages = k_cache.shape[0]
+        for b in range(B):
+            used = table[b, :-(-int(lens[b]) // page_size)]
+            bad = (used < 0) | (used >= pages)
+            if bad.any():
+                p = int(np.argmax(bad))
+                raise ValueError(f"block_table[{b}, {p}] = {int(used[p])} is "
+                                 f"not a page of the cache (it has {pages})")
+        table = np.ascontiguousarray(table, dtype=np.int32)
     lens = np.ascontiguousarray(lens, dtype=np.int32)
     return _flash_attention_arrays(q, k_cache, v_cache, causal_code, scale,
                                    "bshd", return_lse, num_splits,
-                                   kv_lens=lens)
+                                   kv_lens=lens, block_table=table,
+                                   page_size=page_size)
+
+
+# Page sizes of a paged KV cache (AttentionSpec::pageSize).
+_PAGE_SIZES = (16, 32, 64, 128, 256)
 
 
 def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
@@ -440,10 +479,12 @@ def _check_num_splits(num_splits):
 
 
 def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
-                            num_splits, kv_lens=None, varlen=None):
+                            num_splits, kv_lens=None, varlen=None,
+                            block_table=None, page_size=0):
     """flash_attention on numpy arrays (the CPU), with per-sequence key
-    lengths when kv_lens (int32 [B], contiguous) is given, packed sequences
-    when varlen (cu_seqlens_q, cu_seqlens_k, max_seqlen_q) is."""
+    lengths when kv_lens (int32 [B], contiguous) is given, pages of that
+    size when block_table (int32 [B, max_pages], contiguous) is, packed
+    sequences when varlen (cu_seqlens_q, cu_seqlens_k, max_seqlen_q) is."""
     adapter = _adapter_for(q, k, v)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 4:
@@ -458,7 +499,8 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
         return t if layout == "bhsd" else t.transpose(0, 2, 1, 3)
 
     lq, lk, lv = (adapter.prepare(logical(t)) for t in (q, k, v))
-    B, H, SQ, D, HKV, SKV, DV = _check_shapes(lq.shape, lk.shape, lv.shape)
+    B, H, SQ, D, HKV, SKV, DV = _check_shapes(lq.shape, lk.shape, lv.shape,
+                                              paged=bool(page_size))
     if not _is_flag(return_lse):
         raise TypeError(f"return_lse must be True or False, not "
                         f"{return_lse!r}")
@@ -476,7 +518,8 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
     with adapter.device_scope(q):
         target = adapter.target(q)
         handle = _kernel(codes[0], D, DV, causal_code, H // HKV, return_lse,
-                         target, kv_lens is not None, varlen is not None)
+                         target, kv_lens is not None, varlen is not None,
+                         page_size)
         lo = logical(out)
         tensors = [_tensor(adapter.pointer(t), *adapter.sizes_strides(t))
                    for t in (lq, lk, lv, lo)]
@@ -492,6 +535,11 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
             lens_tensor = _tensor(kv_lens.ctypes.data, [kv_lens.shape[0]],
                                   [1])
             options.kv_lens = ctypes.addressof(lens_tensor)
+        if block_table is not None:
+            table_tensor = _tensor(block_table.ctypes.data,
+                                   list(block_table.shape),
+                                   [block_table.shape[1], 1])
+            options.block_table = ctypes.addressof(table_tensor)
         if varlen is not None:
             cu_tensors = [_tensor(cu.ctypes.data, [cu.shape[0]], [1])
                           for cu in varlen[:2]]

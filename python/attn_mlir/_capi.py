@@ -28,6 +28,7 @@ class Spec(ctypes.Structure):
         ("with_lse", ctypes.c_int32),
         ("per_sequence_kv_lens", ctypes.c_int32),
         ("varlen", ctypes.c_int32),
+        ("page_size", ctypes.c_int64),
     ]
 
 
@@ -55,7 +56,8 @@ class LaunchOptions(ctypes.Structure):
                 ("kv_lens", ctypes.c_void_p),
                 ("cu_seqlens_q", ctypes.c_void_p),
                 ("cu_seqlens_k", ctypes.c_void_p),
-                ("max_seqlen_q", ctypes.c_int64)]
+                ("max_seqlen_q", ctypes.c_int64),
+                ("block_table", ctypes.c_void_p)]
 
 
 class CacheStats(ctypes.Structure):

@@ -1,7 +1,9 @@
 """flash_attention_with_kvcache on numpy arrays (the CPU target), against
 the float64 reference on fresh random inputs: per-sequence lengths from 0
 to the capacity, cache slots past each length poisoned with NaN, GQA, every
-mask (True = bottom_right, flash_attn's), split-KV, LSE; and the errors bad
+mask (True = bottom_right, flash_attn's), split-KV, LSE; paged caches of
+every page size with pages in random order (unused pages, slots past each
+length and the block table's unused entries poisoned); and the errors bad
 input must raise."""
 
 import numpy as np
@@ -87,12 +89,127 @@ def test_bad_lengths(lens, error, match):
             q, k, v, cache_seqlens=np.array(lens))
 
 
-def test_not_yet():
+def paged(k, v, lens, page_size, spare_pages=3):
+    """k, v [B, S, HKV, D] as a paged cache: (k_pages, v_pages, table). Each
+    sequence's pages in random order in a shared pool, unused pages and the
+    slots past each length NaN, the table's entries past the used pages
+    garbage (negative, past the pool): none of them may be read."""
+    B, S, HKV, D = k.shape
+    used = [-(-int(n) // page_size) for n in lens]
+    max_pages = -(-S // page_size) + 1
+    pages = sum(used) + spare_pages
+    order = RNG.permutation(pages)
+    k_pages = np.full((pages, page_size, HKV, D), np.nan, k.dtype)
+    v_pages = np.full_like(k_pages, np.nan)
+    table = RNG.integers(-5, pages + 5, (B, max_pages)).astype(np.int32)
+    at = 0
+    for b, n in enumerate(lens):
+        for p in range(used[b]):
+            page = order[at]
+            at += 1
+            table[b, p] = page
+            rows = slice(p * page_size, min((p + 1) * page_size, int(n)))
+            count = rows.stop - rows.start
+            k_pages[page, :count] = k[b, rows]
+            v_pages[page, :count] = v[b, rows]
+    return k_pages, v_pages, table
+
+
+def check_paged(B, SQ, H, HKV, S, D, lens, page_size, causal, splits,
+                dtype=np.float32):
+    q, k, v = make(B, SQ, H, HKV, S, D, lens, dtype)
+    k_pages, v_pages, table = paged(k, v, lens, page_size)
+    lens = np.asarray(lens, dtype=np.int32)
+    out, lse = attn_mlir.flash_attention_with_kvcache(
+        q, k_pages, v_pages, cache_seqlens=lens, block_table=table,
+        causal=causal, return_lse=True, num_splits=splits)
+    assert out.shape == (B, SQ, H, D) and lse.shape == (B, H, SQ)
+    bound = reference.BOUND[np.dtype(dtype).name]
+    for b, length in enumerate(lens):
+        t = lambda x: x[b:b + 1].transpose(0, 2, 1, 3)  # noqa: E731
+        if length == 0:
+            assert np.all(out[b] == 0) and np.all(lse[b] == -np.inf)
+            continue
+        reference.check_against_reference(
+            t(q), t(k[:, :length]), t(v[:, :length]), MODES[causal], t(out),
+            lse[b:b + 1], bound, f"sequence {b} (length {length})")
+
+
+@pytest.mark.parametrize("page_size", [16, 32, 64, 128, 256])
+def test_paged_page_sizes(page_size):
+    # Lengths: one key, inside the first page, a page boundary, a partial
+    # last page, none.
+    check_paged(5, 2, 4, 2, 600, 64,
+                [1, page_size - 3, 2 * page_size, 517, 0], page_size, True, 0)
+
+
+@pytest.mark.parametrize("splits", [1, 4, 0])
+@pytest.mark.parametrize("causal", [None, True, "top_left"])
+def test_paged_masks_and_splits(causal, splits):
+    check_paged(3, 3, 8, 2, 300, 32, [300, 45, 129], 16, causal, splits)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_paged_decode_mqa(dtype):
+    check_paged(2, 1, 8, 1, 900, 128, [900, 77], 64, True, 0, dtype=dtype)
+
+
+def test_paged_equals_contiguous():
+    # The same keys, paged or not: one kernel's blocks walk the pages.
+    q, k, v = make(2, 4, 4, 2, 200, 64, [200, 70])
+    lens = np.array([200, 70], np.int32)
+    k_pages, v_pages, table = paged(k, v, lens, 32)
+    a = attn_mlir.flash_attention_with_kvcache(
+        q, k, v, cache_seqlens=lens, causal=True, num_splits=1)
+    b = attn_mlir.flash_attention_with_kvcache(
+        q, k_pages, v_pages, cache_seqlens=lens, block_table=table,
+        causal=True, num_splits=1)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_bad_paged_inputs():
+    q, k, v = make(2, 1, 2, 2, 64, 32, [64, 64])
+    lens = np.array([40, 64], np.int32)
+    k_pages, v_pages, table = paged(k, v, lens, 32)
+
+    def call(**change):
+        args = dict(k=k_pages, v=v_pages, table=table, lens=lens)
+        args.update(change)
+        return attn_mlir.flash_attention_with_kvcache(
+            q, args["k"], args["v"], cache_seqlens=args["lens"],
+            block_table=args["table"])
+
+    def entry(b, p, value):
+        t = table.copy()
+        t[b, p] = value
+        return t
+
+    with pytest.raises(ValueError, match=r"block_table\[1, 1\] = -1 is not "
+                                         r"a page of the cache"):
+        call(table=entry(1, 1, -1))
+    with pytest.raises(ValueError, match=r"block_table\[0, 0\] = 99 is not"):
+        call(table=entry(0, 0, 99))
+    # Entries past a sequence's pages are never read: garbage is fine.
+    expected = call()
+    np.testing.assert_array_equal(call(table=entry(0, 2, -7)), expected)
+    with pytest.raises(ValueError, match=r"cache_seqlens must be in \[0, 96\]"):
+        call(lens=np.array([97, 1], np.int32))
+    with pytest.raises(ValueError, match="page size 24"):
+        call(k=k_pages[:, :24], v=v_pages[:, :24])
+    with pytest.raises(ValueError, match=r"block_table must be \[batch = 2"):
+        call(table=table[:1])
+    with pytest.raises(TypeError, match="block_table must be int32 or int64"):
+        call(table=table.astype(np.float32))
+    with pytest.raises(ValueError, match="one number of pages"):
+        call(v=v_pages[:-1])
+    # int64 tables are accepted.
+    np.testing.assert_array_equal(call(table=table.astype(np.int64)),
+                                  expected)
+
+
+def test_scale_alias_conflict():
     q, k, v = make(1, 1, 2, 2, 16, 32, [16])
     lens = np.array([16], np.int32)
-    with pytest.raises(NotImplementedError, match="block_table"):
-        attn_mlir.flash_attention_with_kvcache(
-            q, k, v, cache_seqlens=lens, block_table=np.zeros((1, 1)))
     with pytest.raises(TypeError, match="not both"):
         attn_mlir.flash_attention_with_kvcache(
             q, k, v, cache_seqlens=lens, scale=0.1, softmax_scale=0.1)

@@ -65,6 +65,11 @@ struct AttentionSpec {
   /// are packed with batch 1, LaunchArgs::cuSeqlensQ / cuSeqlensK give
   /// each sequence's rows and LaunchArgs::maxSeqlenQ the longest query.
   bool varlen = false;
+  /// A paged KV cache (vLLM's layout), 0 for contiguous K and V: K and V
+  /// are then pages [num_pages, kv_heads, pageSize, head_dim] and
+  /// LaunchArgs::blockTable maps each sequence's key j to a page. Needs
+  /// perSequenceKvLens; a power of two in [16, 256].
+  int64_t pageSize = 0;
 
   /// headDimV, or headDim when it is 0.
   int64_t effectiveHeadDimV() const { return headDimV ? headDimV : headDim; }
@@ -109,6 +114,13 @@ struct LaunchArgs {
   /// [0, seq_kv]. Checked on the host for the CPU target; on CUDA (device
   /// memory, not read by the host) a length outside is clamped to it.
   TensorRef kvLens;
+  /// Only for a paged spec: int32 [batch, max_pages] (rank 2), the page of
+  /// each sequence's keys [p * pageSize, (p + 1) * pageSize) in column p;
+  /// only the first ceil(kvLens[b] / pageSize) entries of row b are read.
+  /// The capacity (kvLens' bound) is then max_pages * pageSize. Checked on
+  /// the host for the CPU target; on CUDA a page outside [0, num_pages) is
+  /// clamped to it.
+  TensorRef blockTable;
   /// Only for a varlen spec: int32 prefix sums [sequences + 1] (rank 1) of
   /// the query and key lengths, and the longest query length (the grid's
   /// query blocks; a longer sequence is an error on the CPU, where the

@@ -45,35 +45,35 @@ StridedMemRefDescriptor<Rank> describeMemRef(void *data, const int64_t *sizes,
   return desc;
 }
 
+/// The memref descriptors of one call, each a rank-N
+/// StridedMemRefDescriptor (all of its fields are 8-byte words), kept
+/// alive for the call.
+class DescriptorList {
+public:
+  void add(void *data, const int64_t *sizes, const int64_t *strides,
+           int rank);
+  /// The descriptors' addresses, in the order added.
+  std::vector<void *> pointers();
+
+private:
+  std::vector<std::vector<int64_t>> words;
+};
+
 class CpuExecutable {
 public:
   ~CpuExecutable();
 
-  /// Links `object` and finds the grid entry of kernel `kernelName`, which
-  /// takes Q, K, V, O (rank-4 memrefs), then an LSE (rank-3) when `hasLse`,
-  /// then an f32 scale when `hasScale`. Null with `error` set on failure.
+  /// Links `object` and finds the grid entry of kernel `kernelName`. Null
+  /// with `error` set on failure.
   static std::unique_ptr<CpuExecutable> load(const std::string &object,
                                              const std::string &kernelName,
-                                             bool hasLse, bool hasScale,
-                                             std::string &error,
-                                             bool hasKvLens = false,
-                                             bool hasVarlen = false);
+                                             std::string &error);
 
   /// Runs the n0 x n1 grid on `threads` threads (0: all hardware threads).
-  void launch(StridedMemRefDescriptor<4> *q, StridedMemRefDescriptor<4> *k,
-              StridedMemRefDescriptor<4> *v, StridedMemRefDescriptor<4> *o,
-              StridedMemRefDescriptor<3> *lse, float scale, int64_t n0,
-              int64_t n1, unsigned threads,
-              StridedMemRefDescriptor<1> *kvLens = nullptr,
-              StridedMemRefDescriptor<1> *cuSeqlensQ = nullptr,
-              StridedMemRefDescriptor<1> *cuSeqlensK = nullptr) const;
-  /// The same for a split-KV combine kernel (loaded with hasScale false),
-  /// which takes the partials, their LSEs, O, then the LSE when `hasLse`.
-  void launchCombine(StridedMemRefDescriptor<4> *partials,
-                     StridedMemRefDescriptor<3> *partialLse,
-                     StridedMemRefDescriptor<4> *o,
-                     StridedMemRefDescriptor<3> *lse, int64_t n0, int64_t n1,
-                     unsigned threads) const;
+  /// The entry takes `descriptors` (memrefs in the kernel ABI's order, at
+  /// most 8), then the f32 `scale` when given, then the programs.
+  void launch(const std::vector<void *> &descriptors, const float *scale,
+              int64_t n0, int64_t n1, unsigned threads) const;
 
 private:
   CpuExecutable() = default;
@@ -83,7 +83,6 @@ private:
                       int64_t n0, int64_t n1, unsigned threads);
   std::unique_ptr<llvm::orc::LLJIT> jit;
   void *entry = nullptr;
-  bool hasLse = false, hasScale = false, hasKvLens = false, hasVarlen = false;
 };
 
 } // namespace mlir::attn

@@ -303,3 +303,54 @@ func.func @varlen_and_kv_lens(%q: memref<1x8x128x64xf16>, %c: memref<3xi32>, %le
   attn.flash_attention %q, %q, %q -> %q kv_lens %lens : memref<1xi32> cu_seqlens %c, %c : memref<3xi32>, memref<3xi32> : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>, memref<1x8x128x64xf16> -> memref<1x8x128x64xf16>
   return
 }
+
+// -----
+
+// A paged cache: the block table needs the lengths, is a 2-D i32 [batch,
+// max_pages], and the pages' size is a static power of two.
+func.func @block_table_without_lengths(%q: memref<2x8x1x64xf16>, %k: memref<9x8x16x64xf16>, %t: memref<2x4xi32>) {
+  // expected-error @+1 {{block_table needs kv_lens (a paged cache's per-sequence lengths)}}
+  attn.flash_attention %q, %k, %k -> %q block_table %t : memref<2x4xi32> : memref<2x8x1x64xf16>, memref<9x8x16x64xf16>, memref<9x8x16x64xf16> -> memref<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @block_table_type(%q: memref<2x8x1x64xf16>, %k: memref<9x8x16x64xf16>, %l: memref<2xi32>, %t: memref<8xi32>) {
+  // expected-error @+1 {{block_table must be a 2-D i32 tensor [batch, max_pages] of page numbers, got 'memref<8xi32>'}}
+  attn.flash_attention %q, %k, %k -> %q kv_lens %l : memref<2xi32> block_table %t : memref<8xi32> : memref<2x8x1x64xf16>, memref<9x8x16x64xf16>, memref<9x8x16x64xf16> -> memref<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @block_table_batch(%q: memref<2x8x1x64xf16>, %k: memref<9x8x16x64xf16>, %l: memref<2xi32>, %t: memref<3x4xi32>) {
+  // expected-error @+1 {{block_table has 3 rows for a batch of 2}}
+  attn.flash_attention %q, %k, %k -> %q kv_lens %l : memref<2xi32> block_table %t : memref<3x4xi32> : memref<2x8x1x64xf16>, memref<9x8x16x64xf16>, memref<9x8x16x64xf16> -> memref<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @page_size_not_power_of_two(%q: memref<2x8x1x64xf16>, %k: memref<9x8x24x64xf16>, %l: memref<2xi32>, %t: memref<2x4xi32>) {
+  // expected-error @+1 {{with block_table, key and value are pages [num_pages, kv_heads, page_size, head_dim] whose page_size (dim 2) must be a static power of two, got 24}}
+  attn.flash_attention %q, %k, %k -> %q kv_lens %l : memref<2xi32> block_table %t : memref<2x4xi32> : memref<2x8x1x64xf16>, memref<9x8x24x64xf16>, memref<9x8x24x64xf16> -> memref<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @page_size_dynamic(%q: memref<2x8x1x64xf16>, %k: memref<9x8x?x64xf16>, %l: memref<2xi32>, %t: memref<2x4xi32>) {
+  // expected-error @+1 {{page_size (dim 2) must be a static power of two, got ?}}
+  attn.flash_attention %q, %k, %k -> %q kv_lens %l : memref<2xi32> block_table %t : memref<2x4xi32> : memref<2x8x1x64xf16>, memref<9x8x?x64xf16>, memref<9x8x?x64xf16> -> memref<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+// The pages are K's and V's first dimension: the same number in both.
+func.func @pages_differ(%q: memref<2x8x1x64xf16>, %k: memref<9x8x16x64xf16>, %v: memref<7x8x16x64xf16>, %l: memref<2xi32>, %t: memref<2x4xi32>) {
+  // expected-error @+1 {{key pages 9 differs from value pages 7}}
+  attn.flash_attention %q, %k, %v -> %q kv_lens %l : memref<2xi32> block_table %t : memref<2x4xi32> : memref<2x8x1x64xf16>, memref<9x8x16x64xf16>, memref<7x8x16x64xf16> -> memref<2x8x1x64xf16>
+  return
+}

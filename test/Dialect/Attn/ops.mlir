@@ -159,3 +159,11 @@ func.func @kv_lens(%q: !bhsd_t, %k: !bhsd_t, %v: !v_t, %o: !v_t, %lens: memref<?
       : !bhsd_t, !bhsd_t, !v_t -> !v_t
   return
 }
+
+// CHECK-LABEL: func.func @paged
+func.func @paged(%q: !bhsd_t, %k: memref<?x?x16x64xf16>, %o: !bhsd_t, %lens: memref<?xi32>, %t: memref<?x?xi32>) {
+  // CHECK: attn.flash_attention {{.*}} kv_lens %{{.+}} : memref<?xi32> block_table %{{.+}} : memref<?x?xi32> causal = bottom_right
+  attn.flash_attention %q, %k, %k -> %o kv_lens %lens : memref<?xi32> block_table %t : memref<?x?xi32> causal = bottom_right
+      : !bhsd_t, memref<?x?x16x64xf16>, memref<?x?x16x64xf16> -> !bhsd_t
+  return
+}

@@ -487,7 +487,12 @@ LogicalResult FlashAttentionOp::verify() {
                            << " is not a multiple of the query batch "
                            << batch << " (one partial per key range and batch)";
   }
-  if (failed(agree(q, k, 0, "batch")) || failed(agree(q, v, 0, "batch")) ||
+  // A paged cache: K and V are [num_pages, kv_heads, page_size, head_dim],
+  // their first dimension pages, not the batch.
+  bool paged = bool(getBlockTable());
+  if ((!paged &&
+       (failed(agree(q, k, 0, "batch")) || failed(agree(q, v, 0, "batch")))) ||
+      (paged && failed(agree(k, v, 0, "pages"))) ||
       (!split && failed(agree(q, o, 0, "batch"))) ||
       failed(agree(q, o, 1, "heads")) ||
       failed(agree(q, o, 2, "seq")) || failed(agree(k, v, 1, "heads")) ||
@@ -551,6 +556,31 @@ LogicalResult FlashAttentionOp::verify() {
     if (!sizesAgree(batch, size))
       return emitOpError() << "kv_lens has " << size
                            << " lengths for a batch of " << batch;
+  }
+  if (Value table = getBlockTable()) {
+    auto type = cast<MemRefType>(table.getType());
+    if (!getKvLens())
+      return emitOpError() << "block_table needs kv_lens (a paged cache's "
+                              "per-sequence lengths)";
+    if (getCuSeqlensQ())
+      return emitOpError() << "block_table and cu_seqlens do not combine";
+    if (type.getRank() != 2 || !type.getElementType().isInteger(32))
+      return emitOpError() << "block_table must be a 2-D i32 tensor [batch, "
+                              "max_pages] of page numbers, got "
+                           << type;
+    if (!sizesAgree(q.type.getDimSize(0), type.getDimSize(0)))
+      return emitOpError() << "block_table has " << type.getDimSize(0)
+                           << " rows for a batch of " << q.type.getDimSize(0);
+    int64_t pageSize = k.type.getDimSize(2);
+    if (ShapedType::isDynamic(pageSize) || pageSize <= 0 ||
+        (pageSize & (pageSize - 1)) != 0)
+      return emitOpError() << "with block_table, key and value are pages "
+                              "[num_pages, kv_heads, page_size, head_dim] "
+                              "whose page_size (dim 2) must be a static "
+                              "power of two, got "
+                           << (ShapedType::isDynamic(pageSize)
+                                   ? std::string("?")
+                                   : std::to_string(pageSize));
   }
   if (Value lse = getLse()) {
     Named l{"lse", cast<MemRefType>(lse.getType())};

@@ -211,6 +211,9 @@ static bool fitsRole(Type type, KernelArgRole role) {
   case KernelArgRole::CuSeqlensK:
     return memref && memref.getRank() == 1 &&
            memref.getElementType().isInteger(32);
+  case KernelArgRole::BlockTable:
+    return memref && memref.getRank() == 2 &&
+           memref.getElementType().isInteger(32);
   }
   return false;
 }
@@ -221,8 +224,8 @@ checkRecordedRoles(FunctionOpInterface kernel,
                    SmallVector<KernelArgRole> roles) {
   using R = KernelArgRole;
   bool attention = fitsOrder(roles, {R::Query, R::Key, R::Value, R::Output,
-                                     R::Lse, R::KvLens, R::CuSeqlensQ,
-                                     R::CuSeqlensK, R::Scale},
+                                     R::Lse, R::KvLens, R::BlockTable,
+                                     R::CuSeqlensQ, R::CuSeqlensK, R::Scale},
                              {R::Query, R::Key, R::Value, R::Output});
   bool combine = fitsOrder(roles, {R::Partials, R::PartialLse, R::Output,
                                    R::Lse},
@@ -234,9 +237,9 @@ checkRecordedRoles(FunctionOpInterface kernel,
       diag << stringifyKernelArgRole(role);
     });
     return diag << ") are not a kernel ABI: query, key, value, output, "
-                   "then lse, kv_lens, cu_seqlens_q/_k and scale if any; "
-                   "or partials, "
-                   "partial_lse, output, then lse if any";
+                   "then lse, kv_lens, block_table, cu_seqlens_q/_k and "
+                   "scale if any; or partials, partial_lse, output, then lse "
+                   "if any";
   }
   for (auto [i, role] : llvm::enumerate(roles))
     if (!fitsRole(kernel.getArgumentTypes()[i], role))
@@ -245,7 +248,8 @@ checkRecordedRoles(FunctionOpInterface kernel,
              << ") cannot be the " << stringifyKernelArgRole(role)
              << ": Q, K, V, O and the partials are rank-4 memrefs, the LSEs "
                 "rank-3 f32 memrefs, kv_lens and cu_seqlens rank-1 i32 "
-                "memrefs, the scale an f32";
+                "memrefs, the block table a rank-2 i32 memref, the scale an "
+                "f32";
   return roles;
 }
 

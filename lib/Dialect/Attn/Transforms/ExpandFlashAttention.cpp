@@ -100,6 +100,9 @@ void TileProgramBuilder::build() {
         o = op.getOutput();
   int64_t headDim = op.getHeadDim(), headDimV = op.getHeadDimV();
   int64_t bm = config.blockM, bn = config.blockN;
+  // A key block of a paged cache lies in one page (both powers of two).
+  if (op.getBlockTable())
+    bn = std::min(bn, cast<MemRefType>(k.getType()).getDimSize(2));
 
   // Program identity: query block, then batch*head decomposed (with
   // kv_splits: split*batch*heads + batch*head).
@@ -155,13 +158,21 @@ void TileProgramBuilder::build() {
   // Per-sequence lengths: this batch's, clamped to [0, capacity], and K and
   // V seen through views of that many keys (their boundary checks then
   // stop there: slots past the length are never read).
+  // A paged cache's capacity is its block table's pages; its K and V are
+  // seen page by page in the loop below.
+  Value table = op.getBlockTable();
+  int64_t pageSize = table ? cast<MemRefType>(k.getType()).getDimSize(2) : 0;
+  if (table)
+    kvLen = arith::MulIOp::create(b, loc, dim(table, 1), index(pageSize));
   if (Value lens = op.getKvLens()) {
     Value raw = memref::LoadOp::create(b, loc, lens, ValueRange{batch});
     Value length = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
     length = arith::MinSIOp::create(
         b, loc, arith::MaxSIOp::create(b, loc, length, index(0)), kvLen);
-    k = rowsView(k, b.getIndexAttr(0), length);
-    v = rowsView(v, b.getIndexAttr(0), length);
+    if (!table) {
+      k = rowsView(k, b.getIndexAttr(0), length);
+      v = rowsView(v, b.getIndexAttr(0), length);
+    }
     kvLen = length;
   }
   Value m0 = arith::MulIOp::create(b, loc, pidM, index(bm));
@@ -189,11 +200,34 @@ void TileProgramBuilder::build() {
         b, loc, arith::MulIOp::create(b, loc, split, dim(q, 0)), batch);
   }
 
-  // Q stays in registers/cache for the whole loop; K and V walk the keys.
+  // Q stays in registers/cache for the whole loop; K and V walk the keys
+  // (contiguous: advancing block pointers; paged: a pointer per block).
   Value qPtr = rowBlock(q, batch, head, m0, bm);
-  Value kPtr = rowBlock(k, batch, kvHead, kvBegin, bn);
-  Value vPtr = rowBlock(v, batch, kvHead, kvBegin, bn);
+  SmallVector<Value> kvPtrs;
+  if (!table)
+    kvPtrs = {rowBlock(k, batch, kvHead, kvBegin, bn),
+              rowBlock(v, batch, kvHead, kvBegin, bn)};
   Value qTile = load(qPtr);
+  // Paged: key n0's page (its block-table entry clamped to the pages) and
+  // a view of the rows in use, so the load's boundary check stops at the
+  // sequence's length inside its last page.
+  auto pagedBlocks = [&](Value n0) -> std::pair<Value, Value> {
+    Value slot = arith::DivUIOp::create(b, loc, n0, index(pageSize));
+    Value raw = memref::LoadOp::create(b, loc, table, ValueRange{batch, slot});
+    Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+    Value lastPage = arith::SubIOp::create(b, loc, dim(k, 0), index(1));
+    page = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, page, index(0)), lastPage);
+    Value pageStart = arith::MulIOp::create(b, loc, slot, index(pageSize));
+    Value used = arith::MinSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, kvLen, pageStart),
+        index(pageSize));
+    Value row = arith::SubIOp::create(b, loc, n0, pageStart);
+    return {rowBlock(rowsView(k, b.getIndexAttr(0), used), page, kvHead, row,
+                     bn),
+            rowBlock(rowsView(v, b.getIndexAttr(0), used), page, kvHead, row,
+                     bn)};
+  };
 
   auto rowType = RankedTensorType::get({bm}, f32);
   auto accType = RankedTensorType::get({bm, headDimV}, f32);
@@ -216,14 +250,22 @@ void TileProgramBuilder::build() {
   else if (causal == CausalAlignment::bottom_right)
     diagonal = arith::SubIOp::create(b, loc, kvLen, qLen);
 
+  // The loop carries the K/V pointers when they advance, then the
+  // softmax state (max, sum, accumulator).
+  SmallVector<Value> init(kvPtrs);
+  init.append({negInf, zeroRow, zeroAcc});
+  size_t ptrs = kvPtrs.size();
   auto loop = scf::ForOp::create(
-      b, loc, kvBegin, kvEnd, index(bn),
-      ValueRange{kPtr, vPtr, negInf, zeroRow, zeroAcc},
-      [&](OpBuilder &nb, Location nloc, Value n0, ValueRange state) {
+      b, loc, kvBegin, kvEnd, index(bn), init,
+      [&](OpBuilder &nb, Location nloc, Value n0, ValueRange iterArgs) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value kTile = load(state[0]);
-        Value vTile = load(state[1]);
+        ValueRange state = iterArgs.drop_front(ptrs);
+        auto [kPtr, vPtr] = ptrs ? std::pair<Value, Value>(iterArgs[0],
+                                                           iterArgs[1])
+                                 : pagedBlocks(n0);
+        Value kTile = load(kPtr);
+        Value vTile = load(vPtr);
         Value scores = DotOp::create(b, loc, scoreType, qTile, kTile,
                                      /*acc=*/Value(), /*transpose_a=*/false,
                                      /*transpose_b=*/true);
@@ -231,19 +273,20 @@ void TileProgramBuilder::build() {
         if (diagonal)
           scores = MaskCausalOp::create(b, loc, scores, m0, n0, diagonal);
         auto step = OnlineSoftmaxOp::create(b, loc, rowType, rowType, accType,
-                                            scores, vTile, qkScale, state[2],
-                                            state[3], state[4]);
-        Value kNext = AdvanceOp::create(b, loc, state[0].getType(), state[0],
-                                        ValueRange{index(bn), index(0)});
-        Value vNext = AdvanceOp::create(b, loc, state[1].getType(), state[1],
-                                        ValueRange{index(bn), index(0)});
-        scf::YieldOp::create(b, loc,
-                             ValueRange{kNext, vNext, step.getNewMax(),
-                                        step.getNewSum(), step.getNewAcc()});
+                                            scores, vTile, qkScale, state[0],
+                                            state[1], state[2]);
+        SmallVector<Value> next;
+        if (ptrs)
+          for (Value ptr : {kPtr, vPtr})
+            next.push_back(AdvanceOp::create(b, loc, ptr.getType(), ptr,
+                                             ValueRange{index(bn), index(0)}));
+        next.append({step.getNewMax(), step.getNewSum(), step.getNewAcc()});
+        scf::YieldOp::create(b, loc, next);
       });
 
-  auto fin = FinalizeOp::create(b, loc, accType, rowType, loop.getResult(4),
-                                loop.getResult(2), loop.getResult(3));
+  auto fin = FinalizeOp::create(b, loc, accType, rowType,
+                                loop.getResult(ptrs + 2),
+                                loop.getResult(ptrs), loop.getResult(ptrs + 1));
   Value out = fin.getOutput();
   Type outElement = cast<MemRefType>(o.getType()).getElementType();
   if (outElement != f32)
@@ -313,9 +356,11 @@ struct ExpandFlashAttentionPass
     recordOperandRoles(func,
                        {op.getQuery(), op.getKey(), op.getValue(),
                         op.getOutput(), op.getLse(), op.getKvLens(),
-                        op.getCuSeqlensQ(), op.getCuSeqlensK(), op.getScale()},
+                        op.getBlockTable(), op.getCuSeqlensQ(),
+                        op.getCuSeqlensK(), op.getScale()},
                        {R::Query, R::Key, R::Value, R::Output, R::Lse,
-                        R::KvLens, R::CuSeqlensQ, R::CuSeqlensK, R::Scale});
+                        R::KvLens, R::BlockTable, R::CuSeqlensQ,
+                        R::CuSeqlensK, R::Scale});
     TileProgramBuilder(op, config).build();
 
     func->setAttr("attn.block_m",

@@ -42,8 +42,8 @@ def Attn_CausalAlignmentAttr
 
 // The kernel ABI: what each argument of a kernel function is, in the
 // order the launchers pass them (Q, K, V, O, then the optional LSE,
-// per-sequence key lengths, varlen prefix sums and scale; a split-KV combine takes the partials, their LSEs, O and the
-// optional LSE). The expansions record it as `attn.role` on each argument.
+// per-sequence key lengths, block table, varlen prefix sums and scale; a
+// split-KV combine takes the partials, their LSEs, O and the optional LSE). The expansions record it as `attn.role` on each argument.
 def Attn_RoleQuery      : I32EnumAttrCase<"Query", 0, "query">;
 def Attn_RoleKey        : I32EnumAttrCase<"Key", 1, "key">;
 def Attn_RoleValue      : I32EnumAttrCase<"Value", 2, "value">;
@@ -55,12 +55,14 @@ def Attn_RolePartialLse : I32EnumAttrCase<"PartialLse", 7, "partial_lse">;
 def Attn_RoleKvLens     : I32EnumAttrCase<"KvLens", 8, "kv_lens">;
 def Attn_RoleCuSeqlensQ : I32EnumAttrCase<"CuSeqlensQ", 9, "cu_seqlens_q">;
 def Attn_RoleCuSeqlensK : I32EnumAttrCase<"CuSeqlensK", 10, "cu_seqlens_k">;
+def Attn_RoleBlockTable : I32EnumAttrCase<"BlockTable", 11, "block_table">;
 
 def Attn_KernelArgRole : I32EnumAttr<"KernelArgRole",
     "what a kernel argument is in the kernel ABI",
     [Attn_RoleQuery, Attn_RoleKey, Attn_RoleValue, Attn_RoleOutput,
      Attn_RoleLse, Attn_RoleScale, Attn_RolePartials, Attn_RolePartialLse,
-     Attn_RoleKvLens, Attn_RoleCuSeqlensQ, Attn_RoleCuSeqlensK]> {
+     Attn_RoleKvLens, Attn_RoleCuSeqlensQ, Attn_RoleCuSeqlensK,
+     Attn_RoleBlockTable]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::attn";
 }

@@ -451,6 +451,15 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
     past a sequence's length are never used, whatever they hold;
     bottom_right aligns the queries with each sequence's last keys.
 
+    With `block_table` as well (a 2-D i32 tensor `[batch, max_pages]`: a
+    paged KV cache, vLLM's convention), K and V are pages `[num_pages,
+    kv_heads, page_size, head_dim]` whose page size is static (dim 2, a
+    power of two): key j of batch b is row `j % page_size` of page
+    `block_table[b, j / page_size]`. Lengths are clamped to
+    `max_pages * page_size` and page numbers to [0, num_pages); only the
+    entries of a sequence's first ceil(kv_lens[b] / page_size) pages are
+    read, and each page through a view of its used rows.
+
     With `cu_seqlens` (two 1-D i32 tensors `[sequences + 1]` of prefix
     sums, flash_attn's varlen convention), the batch is packed: the tensors
     have batch 1 and sequence b is rows [cu_q[b], cu_q[b+1]) of Q, O and
@@ -476,6 +485,7 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
                        AnyStridedMemRef:$value, AnyStridedMemRef:$output,
                        Optional<AnyStridedMemRef>:$lse,
                        Optional<AnyStridedMemRef>:$kv_lens,
+                       Optional<AnyStridedMemRef>:$block_table,
                        Optional<AnyStridedMemRef>:$cu_seqlens_q,
                        Optional<AnyStridedMemRef>:$cu_seqlens_k,
                        Optional<F32>:$scale,
@@ -487,6 +497,7 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
   let assemblyFormat = [{
     $query `,` $key `,` $value `->` $output (`,` `lse` $lse^)?
     (`kv_lens` $kv_lens^ `:` type($kv_lens))?
+    (`block_table` $block_table^ `:` type($block_table))?
     (`cu_seqlens` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
      `,` type($cu_seqlens_k))?
     (`scale` $scale^)? (`causal` `=` `` $causal^)? attr-dict

@@ -1,0 +1,44 @@
+// RUN: attn-opt %s --attn-expand-flash-attention='block-m=64 block-n=64' | FileCheck %s
+
+// A paged KV cache (block_table): the key blocks shrink to the page size
+// (here 32 < block-n 64), the capacity is the table's pages times the page
+// size, and each block's K and V come from its page (the table entry,
+// clamped to the pages) through a view of the rows the sequence uses, so
+// the load's boundary check stops at its length inside its last page.
+!q = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!p = memref<?x?x32x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!l = memref<?xi32, strided<[?], offset: ?>>
+!bt = memref<?x?xi32, strided<[?, ?], offset: ?>>
+// CHECK-LABEL: func.func @paged
+// CHECK-SAME: %[[K:arg1]]: {{.*}} {attn.role = #attn.role<key>}, %[[V:arg2]]: {{.*}}, %[[L:arg4]]: {{.*}} {attn.role = #attn.role<kv_lens>}, %[[T:arg5]]: {{.*}} {attn.role = #attn.role<block_table>}, %{{.+}}: f32 {attn.role = #attn.role<scale>})
+// CHECK: %[[B:.+]] = arith.divui
+// CHECK: %[[PAGES:.+]] = memref.dim %[[T]], %c1
+// CHECK: %[[CAP:.+]] = arith.muli %[[PAGES]], %c32
+// CHECK: %[[RAW:.+]] = memref.load %[[L]][%[[B]]]
+// CHECK: %[[LEN:.+]] = arith.index_cast %[[RAW]]
+// CHECK: %[[POS:.+]] = arith.maxsi %[[LEN]], %{{.+}}
+// CHECK: %[[KV:.+]] = arith.minsi %[[POS]], %[[CAP]]
+// CHECK-NOT: memref.subview
+// CHECK: scf.for %[[N0:.+]] = %{{.+}} to %[[KV]] step %c32
+// CHECK:   %[[SLOT:.+]] = arith.divui %[[N0]], %c32
+// CHECK:   %[[ENTRY:.+]] = memref.load %[[T]][%[[B]], %[[SLOT]]]
+// CHECK:   %[[PAGE0:.+]] = arith.index_cast %[[ENTRY]]
+// CHECK:   %[[NP:.+]] = memref.dim %[[K]], %c0
+// CHECK:   %[[LAST:.+]] = arith.subi %[[NP]], %c1
+// CHECK:   %[[LOW:.+]] = arith.maxsi %[[PAGE0]], %c0
+// CHECK:   %[[PAGE:.+]] = arith.minsi %[[LOW]], %[[LAST]]
+// CHECK:   %[[START:.+]] = arith.muli %[[SLOT]], %c32
+// CHECK:   %[[LEFT:.+]] = arith.subi %[[KV]], %[[START]]
+// CHECK:   %[[USED:.+]] = arith.minsi %[[LEFT]], %c32
+// CHECK:   %[[ROW:.+]] = arith.subi %[[N0]], %[[START]]
+// CHECK:   %[[KS:.+]] = memref.subview %[[K]][0, 0, 0, 0] [%{{.+}}, %{{.+}}, %[[USED]], 64]
+// CHECK:   attn.make_block_ptr %[[KS]][%[[PAGE]], %{{.+}}, %[[ROW]], %{{.+}}] {{.*}} -> !attn.block_ptr<32x64xf16>
+// CHECK:   %[[VS:.+]] = memref.subview %[[V]][0, 0, 0, 0] [%{{.+}}, %{{.+}}, %[[USED]], 64]
+// CHECK:   attn.make_block_ptr %[[VS]][%[[PAGE]], %{{.+}}, %[[ROW]], %{{.+}}]
+// CHECK:   attn.mask_kv_bound %{{.+}}, kv_start = %[[N0]], kv_len = %[[KV]]
+// CHECK-NOT: attn.advance
+// CHECK: scf.yield
+func.func @paged(%q: !q, %k: !p, %v: !p, %o: !q, %lens: !l, %table: !bt, %s: f32) {
+  attn.flash_attention %q, %k, %v -> %o kv_lens %lens : !l block_table %table : !bt scale %s causal = bottom_right : !q, !p, !p -> !q
+  return
+}
