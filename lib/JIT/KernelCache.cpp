@@ -194,17 +194,6 @@ attn::detail::getScheduledKernel(const AttentionSpec &spec,
   if (target.kind == Target::Kind::Cuda &&
       !mlir::attn::resolveGpuChip(target.chip, /*features=*/"", error))
     return nullptr;
-  // Per-sequence key lengths and varlen compile for the GPU (cp.async
-  // copies from the per-sequence views) but have not been run on one yet:
-  // refused there rather than shipped unchecked.
-  if ((spec.perSequenceKvLens || spec.varlen) &&
-      target.kind == Target::Kind::Cuda) {
-    error = std::string(spec.varlen ? "variable-length batches (cu_seqlens)"
-                                    : "per-sequence key lengths (kv_lens, a "
-                                      "KV cache's cache_seqlens)") +
-            " run on the CPU target only so far";
-    return nullptr;
-  }
   Cache &c = cache();
   std::string key = memoryKey(spec, target, schedule);
   std::promise<Compiled> promise;

@@ -174,7 +174,6 @@ class _NumpyAdapter:
     def prepare(self, x):
         """x as the kernel can read it: element strides >= 0, a contiguous
         last dim, aligned (a copy when not)."""
-        np = self.np
         item = x.itemsize
         if (not x.flags.aligned or x.strides[-1] != item or
                 any(s < 0 or s % item for s in x.strides)):
@@ -201,11 +200,37 @@ class _NumpyAdapter:
     def device_scope(self, x):
         return contextlib.nullcontext()
 
+    def permute(self, x):  # [B, S, H, D] <-> [B, H, S, D]
+        return x.transpose(0, 2, 1, 3)
+
+    def indices(self, x, name, like):
+        """An index tensor (lengths, prefix sums, a block table) as int32,
+        contiguous: int32 or int64 accepted."""
+        np = self.np
+        x = np.asarray(x)
+        if x.dtype not in (np.int32, np.int64):
+            raise TypeError(f"{name} must be int32 or int64, not {x.dtype}")
+        return x
+
+    def contiguous_int32(self, x):
+        return self.np.ascontiguousarray(x, dtype=self.np.int32)
+
+    def on_host(self, x):
+        return True
+
+    def host(self, x):
+        return x
+
 
 _adapters = {}
 
 
 def _adapter_for(q, k, v):
+    """The adapter of q, k, v: all numpy arrays, or all torch tensors on one
+    device (the flash_attn-style calls; flash_attention itself sends torch
+    tensors to its operator)."""
+    if any(_is_torch(t) for t in (q, k, v)):
+        return (_torch_front or _load_torch_front()).tensor_adapter(q, k, v)
     if "numpy" not in _adapters:
         _adapters["numpy"] = _NumpyAdapter()
     adapter = _adapters["numpy"]
@@ -323,7 +348,7 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
 def flash_attention_with_kvcache(q, k_cache, v_cache, *, cache_seqlens,
                                  block_table=None, causal=None, scale=None,
                                  softmax_scale=None, return_lse=False,
-                                 num_splits=0):
+                                 num_splits=0, validate=False):
     """Attention of new queries over a KV cache, as flash_attn's
     flash_attn_with_kvcache: q [B, SQ, H, D], k_cache / v_cache
     [B, S_max, HKV, D] (HKV dividing H), cache_seqlens [B] (int32, or int64
@@ -342,29 +367,26 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, *, cache_seqlens,
     is row j % page_size of page block_table[b, j // page_size]; only the
     first ceil(cache_seqlens[b] / page_size) entries of a row are read (the
     rest may hold anything), and the capacity is max_pages * page_size.
-    numpy arrays run on the CPU (lengths and pages checked on the host);
-    torch tensors: not yet.
+    numpy arrays and torch tensors (CPU or CUDA, all on one device; the
+    index tensors there too): lengths and pages are checked on the host for
+    numpy and CPU tensors; for CUDA tensors only with validate=True (a copy
+    to the host and a sync, so not in CUDA graphs), the kernel otherwise
+    clamping lengths to the capacity and pages to the cache, never reading
+    out of bounds.
     """
-    scale, causal_code = _flash_attn_options(
-        "flash_attention_with_kvcache", (q, k_cache, v_cache), scale,
-        softmax_scale, num_splits, causal)
-    import numpy as np
-    B = getattr(q, "shape", (None,))[0]
-    lens = np.asarray(cache_seqlens)
-    if lens.dtype not in (np.int32, np.int64):
-        raise TypeError(f"cache_seqlens must be int32 or int64, not "
-                        f"{lens.dtype}")
+    scale, causal_code = _flash_attn_options(scale, softmax_scale,
+                                             num_splits, causal)
+    adapter = _adapter_for(q, k_cache, v_cache)
+    B = q.shape[0] if q.ndim == 4 else None
+    lens = adapter.indices(cache_seqlens, "cache_seqlens", q)
     if lens.ndim != 1 or lens.shape[0] != B:
         raise ValueError(f"cache_seqlens must have one length per sequence "
                          f"(shape [{B}]), got shape {list(lens.shape)}")
     page_size = 0
     table = None
-    capacity = k_cache.shape[1] if getattr(k_cache, "ndim", 0) == 4 else None
+    capacity = k_cache.shape[1] if k_cache.ndim == 4 else None
     if block_table is not None:
-        table = np.asarray(block_table)
-        if table.dtype not in (np.int32, np.int64):
-            raise TypeError(f"block_table must be int32 or int64, not "
-                            f"{table.dtype}")
+        table = adapter.indices(block_table, "block_table", q)
         if table.ndim != 2 or table.shape[0] != B:
             raise ValueError(f"block_table must be [batch = {B}, max_pages], "
                              f"got shape {list(table.shape)}")
@@ -375,25 +397,34 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, *, cache_seqlens,
                                  f"is not supported (powers of two in "
                                  f"[16, 256])")
             capacity = table.shape[1] * page_size
-    if capacity is not None and len(lens) and (
-            lens.min() < 0 or lens.max() > capacity):
+    # Host arrays are checked here; device tensors only when asked (a copy
+    # to the host and a sync): the kernel clamps what it reads instead.
+    if capacity is not None and (adapter.on_host(q) or validate):
+        _check_cache_indices(adapter.host(lens), capacity,
+                             table is not None and adapter.host(table),
+                             page_size, k_cache.shape[0])
+    return _flash_attention_arrays(
+        q, k_cache, v_cache, causal_code, scale, "bshd", return_lse,
+        num_splits, kv_lens=adapter.contiguous_int32(lens),
+        block_table=None if table is None else adapter.contiguous_int32(table),
+        page_size=page_size)
+
+
+def _check_cache_indices(lens, capacity, table, page_size, pages):
+    """cache_seqlens within the capacity; with a block table (page_size >
+    0), every entry a sequence uses naming one of the `pages`."""
+    if len(lens) and (lens.min() < 0 or lens.max() > capacity):
         raise ValueError(f"cache_seqlens must be in [0, {capacity}] (the "
                          f"cache's capacity), got {lens.min()}..{lens.max()}")
-    if page_size:
-        pages = k_cache.shape[0]
-        for b in range(B):
-            used = table[b, :-(-int(lens[b]) // page_size)]
-            bad = (used < 0) | (used >= pages)
-            if bad.any():
-                p = int(np.argmax(bad))
-                raise ValueError(f"block_table[{b}, {p}] = {int(used[p])} is "
-                                 f"not a page of the cache (it has {pages})")
-        table = np.ascontiguousarray(table, dtype=np.int32)
-    lens = np.ascontiguousarray(lens, dtype=np.int32)
-    return _flash_attention_arrays(q, k_cache, v_cache, causal_code, scale,
-                                   "bshd", return_lse, num_splits,
-                                   kv_lens=lens, block_table=table,
-                                   page_size=page_size)
+    if not page_size:
+        return
+    for b in range(len(lens)):
+        used = table[b, :-(-int(lens[b]) // page_size)]
+        bad = (used < 0) | (used >= pages)
+        if bad.any():
+            p = int(bad.argmax())
+            raise ValueError(f"block_table[{b}, {p}] = {int(used[p])} is not "
+                             f"a page of the cache (it has {pages})")
 
 
 # Page sizes of a paged KV cache (AttentionSpec::pageSize).
@@ -403,7 +434,7 @@ _PAGE_SIZES = (16, 32, 64, 128, 256)
 def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
                            max_seqlen_q, max_seqlen_k, causal=None,
                            scale=None, softmax_scale=None, return_lse=False,
-                           num_splits=0):
+                           num_splits=0, validate=False):
     """Attention over a batch of sequences of different lengths packed
     without padding, as flash_attn's flash_attn_varlen_func: q
     [total_q, H, D], k / v [total_k, HKV, D] (HKV dividing H), cu_seqlens_q
@@ -413,38 +444,51 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     flash_attn takes it. causal: None/False, True or "bottom_right"
     (flash_attn's: each sequence's queries are its last positions),
     "top_left". Returns the output [total_q, H, DV] (and the float32 LSE
-    [H, total_q] with return_lse). numpy arrays (the CPU) so far.
+    [H, total_q] with return_lse). numpy arrays or torch tensors (CPU or
+    CUDA); the prefix sums are checked on the host for numpy and CPU
+    tensors, for CUDA tensors with validate=True (a copy and a sync), the
+    kernel otherwise clamping each sequence to the packed rows.
     """
-    scale, causal_code = _flash_attn_options(
-        "flash_attention_varlen", (q, k, v), scale, softmax_scale,
-        num_splits, causal)
-    import numpy as np
+    scale, causal_code = _flash_attn_options(scale, softmax_scale,
+                                             num_splits, causal)
+    adapter = _adapter_for(q, k, v)
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if getattr(t, "ndim", None) != 3:
+        if t.ndim != 3:
             raise ValueError(f"{name} must be packed [total, heads, head_dim] "
-                             f"(rank 3), got shape "
-                             f"{tuple(getattr(t, 'shape', ()))}")
+                             f"(rank 3), got shape {tuple(t.shape)}")
+    for name, m in (("max_seqlen_q", max_seqlen_q),
+                    ("max_seqlen_k", max_seqlen_k)):
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0:
+            raise ValueError(f"{name} must be an int >= 0, got {m!r}")
     cus = []
-    for name, cu, total in (("cu_seqlens_q", cu_seqlens_q, q.shape[0]),
-                            ("cu_seqlens_k", cu_seqlens_k, k.shape[0])):
-        cu = np.asarray(cu)
-        if cu.dtype not in (np.int32, np.int64):
-            raise TypeError(f"{name} must be int32 or int64, not {cu.dtype}")
+    for name, cu in (("cu_seqlens_q", cu_seqlens_q),
+                     ("cu_seqlens_k", cu_seqlens_k)):
+        cu = adapter.indices(cu, name, q)
         if cu.ndim != 1 or cu.shape[0] < 1:
             raise ValueError(f"{name} must be 1-D prefix sums [sequences + "
                              f"1], got shape {list(cu.shape)}")
-        if cu.min() < 0 or cu.max() > total or np.any(np.diff(cu) < 0):
-            raise ValueError(f"{name} must rise from >= 0 to at most {total} "
-                             f"(the packed length), got {cu.tolist()}")
-        cus.append(np.ascontiguousarray(cu, dtype=np.int32))
+        cus.append(cu)
     if cus[0].shape != cus[1].shape:
         raise ValueError(f"cu_seqlens_q and cu_seqlens_k must have one "
                          f"length, got {cus[0].shape[0]} and "
                          f"{cus[1].shape[0]}")
-    for name, m in (("max_seqlen_q", max_seqlen_q),
-                    ("max_seqlen_k", max_seqlen_k)):
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0:
-            raise ValueError(f"{name} must be an int >= 0, got {m!r}")
+    # Host arrays are checked here; device tensors only when asked (the
+    # kernel clamps each sequence to the packed rows instead).
+    if adapter.on_host(q) or validate:
+        for name, cu, total in (("cu_seqlens_q", cus[0], q.shape[0]),
+                                ("cu_seqlens_k", cus[1], k.shape[0])):
+            cu = adapter.host(cu).astype("int64")
+            steps = cu[1:] - cu[:-1]
+            if cu.min() < 0 or cu.max() > total or (steps < 0).any():
+                raise ValueError(f"{name} must rise from >= 0 to at most "
+                                 f"{total} (the packed length), got "
+                                 f"{cu.tolist()}")
+            if name == "cu_seqlens_q" and len(steps) and \
+                    steps.max() > max_seqlen_q:
+                raise ValueError(f"sequence {int(steps.argmax())} has "
+                                 f"{int(steps.max())} queries, more than "
+                                 f"max_seqlen_q = {max_seqlen_q}")
+    cus = [adapter.contiguous_int32(cu) for cu in cus]
     result = _flash_attention_arrays(
         q[None], k[None], v[None], causal_code, scale, "bshd", return_lse,
         num_splits, varlen=(cus[0], cus[1], int(max_seqlen_q)))
@@ -453,8 +497,7 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     return result[0]
 
 
-def _flash_attn_options(name, tensors, scale, softmax_scale, num_splits,
-                        causal):
+def _flash_attn_options(scale, softmax_scale, num_splits, causal):
     """The options of the flash_attn-style calls checked and normalised:
     (scale, causal code), softmax_scale an alias of scale and causal=True
     bottom-right (flash_attn's)."""
@@ -463,9 +506,6 @@ def _flash_attn_options(name, tensors, scale, softmax_scale, num_splits,
             raise TypeError("give scale or softmax_scale, not both")
         scale = softmax_scale
     _check_num_splits(num_splits)
-    if any(_is_torch(t) for t in tensors):
-        raise NotImplementedError(f"{name} on torch tensors is not supported "
-                                  f"yet (numpy arrays are)")
     if causal is True:
         causal = "bottom_right"
     return scale, _lookup_causal(causal, _CAUSAL)
@@ -481,7 +521,9 @@ def _check_num_splits(num_splits):
 def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
                             num_splits, kv_lens=None, varlen=None,
                             block_table=None, page_size=0):
-    """flash_attention on numpy arrays (the CPU), with per-sequence key
+    """flash_attention on numpy arrays or torch tensors (through their
+    adapter, not the torch operator: the flash_attn-style calls), with
+    per-sequence key
     lengths when kv_lens (int32 [B], contiguous) is given, pages of that
     size when block_table (int32 [B, max_pages], contiguous) is, packed
     sequences when varlen (cu_seqlens_q, cu_seqlens_k, max_seqlen_q) is."""
@@ -496,7 +538,7 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
                         f"{k.dtype}, {v.dtype}")
 
     def logical(t):  # the [B, H, S, D] view
-        return t if layout == "bhsd" else t.transpose(0, 2, 1, 3)
+        return t if layout == "bhsd" else adapter.permute(t)
 
     lq, lk, lv = (adapter.prepare(logical(t)) for t in (q, k, v))
     B, H, SQ, D, HKV, SKV, DV = _check_shapes(lq.shape, lk.shape, lv.shape,
@@ -531,21 +573,36 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
             if scale is not None else None
         # `handle` stays referenced until the call returns (see _KernelHandle).
         options = _capi.LaunchOptions(kv_splits=num_splits)
+        # The index tensors: contiguous int32, on the tensors' device.
         if kv_lens is not None:
-            lens_tensor = _tensor(kv_lens.ctypes.data, [kv_lens.shape[0]],
-                                  [1])
+            lens_tensor = _tensor(adapter.pointer(kv_lens),
+                                  [kv_lens.shape[0]], [1])
             options.kv_lens = ctypes.addressof(lens_tensor)
         if block_table is not None:
-            table_tensor = _tensor(block_table.ctypes.data,
+            table_tensor = _tensor(adapter.pointer(block_table),
                                    list(block_table.shape),
                                    [block_table.shape[1], 1])
             options.block_table = ctypes.addressof(table_tensor)
         if varlen is not None:
-            cu_tensors = [_tensor(cu.ctypes.data, [cu.shape[0]], [1])
+            cu_tensors = [_tensor(adapter.pointer(cu), [cu.shape[0]], [1])
                           for cu in varlen[:2]]
             options.cu_seqlens_q = ctypes.addressof(cu_tensors[0])
             options.cu_seqlens_k = ctypes.addressof(cu_tensors[1])
             options.max_seqlen_q = varlen[2]
+        workspace = None
+        if adapter.target(q) != "cpu":
+            # A split launch's partials in memory from the tensors' own
+            # allocator, per call and in stream order (so CUDA graphs
+            # capture it), rather than the library's per-stream buffer.
+            splits, size = ctypes.c_int64(), ctypes.c_size_t()
+            _check(_capi.lib.attn_kernel_split_plan(
+                handle.value, *[ctypes.byref(t) for t in tensors[:3]],
+                ctypes.byref(options), ctypes.byref(splits),
+                ctypes.byref(size)))
+            if size.value:
+                workspace = adapter.workspace(q, size.value)
+                options.workspace = adapter.pointer(workspace)
+                options.workspace_bytes = size.value
         _check(_capi.lib.attn_kernel_launch_ex(
             handle.value, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
             adapter.stream(q), ctypes.byref(options)))

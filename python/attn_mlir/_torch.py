@@ -154,6 +154,93 @@ except AttributeError:  # a torch without CUDA, or another version
         return torch.cuda.current_device()
 
 
+# --------------------------------------------------------------------------
+# The flash_attn-style calls (flash_attention_with_kvcache, _varlen) on torch
+# tensors: eager, through attn_mlir's array front with this adapter
+# --------------------------------------------------------------------------
+
+class _TensorAdapter:
+    name = "torch"
+
+    def dtype_code(self, x):
+        code = _DTYPES.get(x.dtype)
+        if code is None:
+            raise TypeError(f"unsupported dtype {x.dtype} (float16, bfloat16 "
+                            f"or float32)")
+        return code
+
+    def prepare(self, x):
+        if x.stride(-1) != 1 or any(s < 0 for s in x.stride()):
+            x = x.contiguous()
+        return x
+
+    def sizes_strides(self, x):
+        return list(x.shape), list(x.stride())
+
+    def pointer(self, x):
+        return x.data_ptr()
+
+    def empty(self, like, shape, float32=False):
+        return torch.empty(shape, device=like.device,
+                           dtype=torch.float32 if float32 else like.dtype)
+
+    def target(self, x):
+        return "cuda" if x.is_cuda else "cpu"
+
+    def stream(self, x):
+        return _raw_stream(x.get_device()) if x.is_cuda else None
+
+    def device_scope(self, x):
+        return torch.cuda.device(x.get_device()) if x.is_cuda else _no_scope
+
+    def permute(self, x):
+        return x.permute(0, 2, 1, 3)
+
+    def indices(self, x, name, like):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{name} must be a torch tensor like q, not "
+                            f"{type(x).__name__}")
+        if x.dtype not in (torch.int32, torch.int64):
+            raise TypeError(f"{name} must be int32 or int64, not {x.dtype}")
+        if x.device != like.device:
+            raise ValueError(f"{name} is on {x.device} but q on "
+                             f"{like.device}: one device for all")
+        return x
+
+    def contiguous_int32(self, x):
+        return x.to(torch.int32).contiguous()  # on the device: no sync
+
+    def on_host(self, x):
+        return x.device.type == "cpu"
+
+    def host(self, x):
+        return x.cpu().numpy()
+
+    def workspace(self, like, size):
+        return torch.empty(size, dtype=torch.uint8, device=like.device)
+
+
+_tensor_adapter = _TensorAdapter()
+
+
+def tensor_adapter(q, k, v):
+    """The adapter of the flash_attn-style calls for torch tensors q, k, v:
+    checked to be torch tensors on one CPU or CUDA device, and not to need
+    a gradient (there is no backward)."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch tensor like the others, "
+                            f"not {type(t).__name__}")
+    if not (q.device == k.device == v.device):
+        raise ValueError(f"q, k and v must be on one device, got {q.device}, "
+                         f"{k.device}, {v.device}")
+    if q.device.type not in ("cpu", "cuda"):
+        raise ValueError(f"tensors on {q.device} are not supported (CPU or "
+                         f"CUDA)")
+    _refuse_grad(q, k, v)
+    return _tensor_adapter
+
+
 def forget_plans():
     """Drops every launch plan (clear_memory_cache: their kernels go)."""
     _plans.clear()
