@@ -107,17 +107,34 @@ private:
 } // namespace
 
 bool Kernel::packsGqaHeads(const LaunchArgs &args) const {
-  // Bottom-right causal with one query sees every key, as no mask does.
-  return spec_.part == AttentionSpec::Part::Whole && !spec_.varlen &&
-         args.q.sizes[2] == 1 &&
-         spec_.gqaRatio > 1 && spec_.causal != CausalKind::TopLeft;
+  if (spec_.part != AttentionSpec::Part::Whole || spec_.varlen ||
+      spec_.gqaRatio == 1)
+    return false;
+  int64_t SQ = args.q.sizes[2];
+  // One query: bottom-right causal sees every key, as no mask does. More:
+  // only without a mask (a row's position would be its index mod SQ), and
+  // only where head h + 1's rows follow head h's (BHSD-contiguous heads,
+  // as Q, O and the LSE are then one strided run of G * SQ rows).
+  if (SQ == 1)
+    return spec_.causal != CausalKind::TopLeft;
+  // (Short queries, as speculative decoding's: a prefill keeps its grid.)
+  if (spec_.causal != CausalKind::None || SQ * spec_.gqaRatio > 256)
+    return false;
+  for (const TensorRef *t : {&args.q, &args.o, &args.lse}) {
+    if (t == &args.lse && !spec_.withLse)
+      continue;
+    if (t->strides[1] != SQ * t->strides[2])
+      return false;
+  }
+  return true;
 }
 
 void Kernel::packGqaHeads(const LaunchArgs &args, AttentionSpec &packed,
                           LaunchArgs &view) const {
-  // [B, H, 1, D] as [B, H / G, G, D]: row g of K/V head h is query head
-  // h * G + g, one head stride further.
-  int64_t G = spec_.gqaRatio;
+  // [B, H, SQ, D] as [B, H / G, G * SQ, D]: row g * SQ + i of K/V head h is
+  // query i of head h * G + g (SQ == 1: one head stride per row; else the
+  // heads' rows are contiguous runs, packsGqaHeads checked).
+  int64_t G = spec_.gqaRatio, SQ = args.q.sizes[2];
   packed = spec_;
   packed.gqaRatio = 1;
   packed.causal = CausalKind::None;
@@ -127,9 +144,10 @@ void Kernel::packGqaHeads(const LaunchArgs &args, AttentionSpec &packed,
       continue;
     int64_t heads = t->sizes[1], headStride = t->strides[1];
     t->sizes[1] = heads / G;
-    t->sizes[2] = G;
+    t->sizes[2] = G * SQ;
     t->strides[1] = headStride * G;
-    t->strides[2] = headStride;
+    if (SQ == 1)
+      t->strides[2] = headStride;
   }
 }
 

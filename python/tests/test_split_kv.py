@@ -1,7 +1,8 @@
 """Split-KV (flash-decoding) and packed GQA decode on numpy arrays (the CPU
 target), against the float64 reference on fresh random inputs: forced
 split counts (1, 2, 7, more than the key blocks), every mask, GQA, LSE,
-rows with no visible key, and the single-query GQA packing."""
+rows with no visible key, and the GQA packing of short queries (one, or a
+few when the heads' rows are contiguous runs and there is no mask)."""
 
 import numpy as np
 import pytest
@@ -99,6 +100,33 @@ def test_single_query_gqa_packs_heads_into_one_kernel_of_ratio_1():
     # (The package keeps the GQA kernel's handle.) The launch gets the
     # packed kernel: ratio 1, no mask.
     assert lookups() - before == 1
+
+
+@pytest.mark.parametrize("splits", [0, 1, 3])
+@pytest.mark.parametrize("sq", [2, 16, 32])
+def test_short_query_gqa_packed(sq, splits):
+    # 8 heads of 16 queries per K/V head: 128 packed rows, two query
+    # blocks; 32 queries x 4 heads: 128 rows of ratio 4.
+    check(2, 8, 2, sq, 500, 64, None, splits)
+    check(1, 8, 1, sq, 300, 32, None, splits, dtype=np.float16)
+
+
+def test_short_query_gqa_packs_only_contiguous_unmasked_heads():
+    q, k, v = randn(1, 8, 16, 32), randn(1, 2, 64, 32), randn(1, 2, 64, 32)
+
+    def kernels(layout="bhsd", **kw):
+        t = [x if layout == "bhsd" else
+             np.ascontiguousarray(x.transpose(0, 2, 1, 3)) for x in (q, k, v)]
+        attn_mlir.flash_attention(*t, num_splits=1, layout=layout, **kw)
+        before = lookups()
+        attn_mlir.flash_attention(*t, num_splits=1, layout=layout, **kw)
+        return lookups() - before
+    # BHSD heads are runs of 16 rows: the packed kernel (one lookup).
+    assert kernels() == 1
+    # BSHD: a head's rows are not one run; a mask needs each row's query
+    # position: the GQA kernel itself (kept by the package: no lookup).
+    assert kernels(layout="bshd") == 0
+    assert kernels(causal="bottom_right") == 0
 
 
 @pytest.mark.parametrize("bad", [-1, True, 1.5, "2"])

@@ -127,6 +127,21 @@ def test_kvcache_paged_against_float64():
                            f"splits={splits}")
 
 
+def test_short_query_gqa_packed_against_float64():
+    # q_len 2-32 with BHSD heads, no mask: the query heads of a K/V head
+    # packed into one block of rows (flash_attention itself).
+    for sq, splits, dtype in ((16, 0, torch.bfloat16), (2, 3, torch.float16),
+                              (32, 1, torch.bfloat16)):
+        q = randn(2, 32, sq, 128, dtype=dtype)
+        k, v = (randn(2, 4, 3000, 128, dtype=dtype) for _ in range(2))
+        out, lse = attn_mlir.flash_attention(q, k, v, return_lse=True,
+                                             num_splits=splits)
+        ref_out, ref_lse = reference(q, k, v)
+        expect_close(out, ref_out, dtype, f"packed sq={sq} splits={splits}")
+        expect_close(lse, ref_lse, dtype,
+                     f"packed sq={sq} splits={splits} lse")
+
+
 def test_checker_catches_a_wrong_page():
     # Negative control: a used table entry pointing at an unused (NaN)
     # page must fail the comparison.

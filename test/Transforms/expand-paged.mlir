@@ -4,7 +4,9 @@
 // (here 32 < block-n 64), the capacity is the table's pages times the page
 // size, and each block's K and V come from its page (the table entry,
 // clamped to the pages) through a view of the rows the sequence uses, so
-// the load's boundary check stops at its length inside its last page.
+// the load's boundary check stops at its length inside its last page. The
+// table slot and the row count are clamped too, so the same code is in
+// bounds past the last block (a GPU pipeline evaluates it early).
 !q = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 !p = memref<?x?x32x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 !l = memref<?xi32, strided<[?], offset: ?>>
@@ -20,7 +22,10 @@
 // CHECK: %[[KV:.+]] = arith.minsi %[[POS]], %[[CAP]]
 // CHECK-NOT: memref.subview
 // CHECK: scf.for %[[N0:.+]] = %{{.+}} to %[[KV]] step %c32
-// CHECK:   %[[SLOT:.+]] = arith.divui %[[N0]], %c32
+// CHECK:   %[[BLOCK:.+]] = arith.divui %[[N0]], %c32
+// CHECK:   %[[ROWS:.+]] = memref.dim %[[T]], %{{.+}}
+// CHECK:   %[[LASTSLOT:.+]] = arith.subi %[[ROWS]], %{{.+}}
+// CHECK:   %[[SLOT:.+]] = arith.minui %[[BLOCK]], %[[LASTSLOT]]
 // CHECK:   %[[ENTRY:.+]] = memref.load %[[T]][%[[B]], %[[SLOT]]]
 // CHECK:   %[[PAGE0:.+]] = arith.index_cast %[[ENTRY]]
 // CHECK:   %[[NP:.+]] = memref.dim %[[K]], %c0
@@ -29,7 +34,8 @@
 // CHECK:   %[[PAGE:.+]] = arith.minsi %[[LOW]], %[[LAST]]
 // CHECK:   %[[START:.+]] = arith.muli %[[SLOT]], %c32
 // CHECK:   %[[LEFT:.+]] = arith.subi %[[KV]], %[[START]]
-// CHECK:   %[[USED:.+]] = arith.minsi %[[LEFT]], %c32
+// CHECK:   %[[FIT:.+]] = arith.minsi %[[LEFT]], %c32
+// CHECK:   %[[USED:.+]] = arith.maxsi %[[FIT]], %c0
 // CHECK:   %[[ROW:.+]] = arith.subi %[[N0]], %[[START]]
 // CHECK:   %[[KS:.+]] = memref.subview %[[K]][0, 0, 0, 0] [%{{.+}}, %{{.+}}, %[[USED]], 64]
 // CHECK:   attn.make_block_ptr %[[KS]][%[[PAGE]], %{{.+}}, %[[ROW]], %{{.+}}] {{.*}} -> !attn.block_ptr<32x64xf16>

@@ -208,8 +208,9 @@ private:
   /// workspace, then the combine kernel into O and the LSE.
   bool launchSplit(const LaunchArgs &args, float scale, const SplitPlan &plan,
                    std::string &error) const;
-  /// Single-query GQA: the query heads sharing a K/V head as the rows of
-  /// one query block; `packed` gets the spec and `view` the arguments.
+  /// GQA with short queries: the query heads sharing a K/V head (times
+  /// their queries) as the rows of one query block, so K and V are read
+  /// once for them; `packed` gets the spec and `view` the arguments.
   bool packsGqaHeads(const LaunchArgs &args) const;
   void packGqaHeads(const LaunchArgs &args, AttentionSpec &packed,
                     LaunchArgs &view) const;

@@ -73,13 +73,25 @@ func.func @keys(%k: !g, %n: index, %qa: !a, %zero: !acc) -> !acc {
 !s = !attngpu.shared<64x64xf16, xor_rows>
 !b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
 
-// An address read from memory in the body is not known an iteration early:
-// the copy stays as it is.
+// An address read in the body from an argument the kernel only reads (a
+// block table) is the same read an iteration early: the copy goes over the
+// ring, each early read guarded by its iteration's existence (the index
+// past the last would be out of bounds).
 // CHECK-LABEL: func.func @indirect_address
-// CHECK-NOT: stages = 2
-// CHECK: scf.for
-// CHECK: memref.load
-// CHECK: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+// CHECK-SAME: %[[K:arg0]]: {{.*}}, %[[P:arg1]]: memref<?xindex>, %[[N:arg2]]: index
+// CHECK: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+// CHECK: %[[FIRST:.+]] = arith.cmpi slt, %c0, %[[N]]
+// CHECK: %[[ROW0:.+]] = scf.if %{{.+}} -> (index) {
+// CHECK:   memref.load %[[P]][%c0]
+// CHECK: } else {
+// CHECK:   scf.yield %c0{{.*}} : index
+// CHECK: attngpu.async_copy %[[K]][%[[ROW0]], %c0]
+// CHECK: scf.for %[[I:.+]] = %c0 to %[[N]]
+// CHECK:   arith.addi %[[I]], %{{.+}}
+// CHECK:   %[[EXISTS:.+]] = arith.cmpi slt, %{{.+}}, %[[N]]
+// CHECK:   %[[ROW:.+]] = scf.if %{{.+}} -> (index) {
+// CHECK:     memref.load %[[P]][%{{.+}}]
+// CHECK:   attngpu.async_copy %[[K]][%[[ROW]], %c0] {{.*}} if
 func.func @indirect_address(%k: !g, %pages: memref<?xindex>, %n: index) -> !b {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -90,6 +102,36 @@ func.func @indirect_address(%k: !g, %pages: memref<?xindex>, %n: index) -> !b {
     %t = attngpu.async_copy %k[%row, %c0] dims = [0, 1] into %buf[%c0] : !g, !s
     attngpu.async_wait %t
     %kb = attngpu.local_load %buf[%c0] transpose : !s -> !b
+    scf.yield %kb : !b
+  }
+  return %r : !b
+}
+
+// -----
+
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+
+// Memory the kernel also writes may change between iterations: an address
+// read from it is not known an iteration early and the copy stays.
+// CHECK-LABEL: func.func @indirect_address_written
+// CHECK-NOT: stages = 2
+// CHECK: scf.for
+// CHECK: memref.load
+// CHECK: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+func.func @indirect_address_written(%k: !g, %pages: memref<?xindex>, %n: index) -> !b {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %init = attngpu.splat 0.0 : !b
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%last = %init) -> (!b) {
+    %row = memref.load %pages[%i] : memref<?xindex>
+    %buf = attngpu.alloc_shared : !s
+    %t = attngpu.async_copy %k[%row, %c0] dims = [0, 1] into %buf[%c0] : !g, !s
+    attngpu.async_wait %t
+    %kb = attngpu.local_load %buf[%c0] transpose : !s -> !b
+    %next = arith.addi %i, %c1 : index
+    memref.store %row, %pages[%next] : memref<?xindex>
     scf.yield %kb : !b
   }
   return %r : !b
@@ -132,8 +174,9 @@ func.func @from_schedule(%k: !g, %n: index) -> !b
 !s = !attngpu.shared<64x64xf16, xor_rows>
 !b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
 
-// The offset is carried, but its next value comes from memory: not known an
-// iteration early either (the recurrence is checked through the yield).
+// The offset is carried, but its next value comes from memory the kernel
+// writes: not known an iteration early either (the recurrence is checked
+// through the yield).
 // CHECK-LABEL: func.func @carried_from_memory
 // CHECK-NOT: stages = 2
 // CHECK: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
@@ -148,6 +191,7 @@ func.func @carried_from_memory(%k: !g, %steps: memref<?xindex>, %n: index) -> !b
     attngpu.async_wait %t
     %kb = attngpu.local_load %buf[%c0] transpose : !s -> !b
     %step = memref.load %steps[%i] : memref<?xindex>
+    memref.store %c1, %steps[%i] : memref<?xindex>
     %next = arith.addi %at, %step : index
     scf.yield %next, %kb : index, !b
   }

@@ -162,8 +162,10 @@ void TileProgramBuilder::build() {
   // seen page by page in the loop below.
   Value table = op.getBlockTable();
   int64_t pageSize = table ? cast<MemRefType>(k.getType()).getDimSize(2) : 0;
-  if (table)
-    kvLen = arith::MulIOp::create(b, loc, dim(table, 1), index(pageSize));
+  if (table) {
+    Value maxPages = dim(table, 1);
+    kvLen = arith::MulIOp::create(b, loc, maxPages, index(pageSize));
+  }
   if (Value lens = op.getKvLens()) {
     Value raw = memref::LoadOp::create(b, loc, lens, ValueRange{batch});
     Value length = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
@@ -211,17 +213,26 @@ void TileProgramBuilder::build() {
   // Paged: key n0's page (its block-table entry clamped to the pages) and
   // a view of the rows in use, so the load's boundary check stops at the
   // sequence's length inside its last page.
+  // (The slot is clamped to the table and the rows to >= 0, so that the
+  // same code evaluated past the last block, as a GPU pipeline prefetching
+  // the next block does, stays in bounds.)
   auto pagedBlocks = [&](Value n0) -> std::pair<Value, Value> {
-    Value slot = arith::DivUIOp::create(b, loc, n0, index(pageSize));
+    // (Each value named first: the order of a call's arguments is not
+    // the order of the IR.)
+    Value block = arith::DivUIOp::create(b, loc, n0, index(pageSize));
+    Value maxPages = dim(table, 1);
+    Value lastSlot = arith::SubIOp::create(b, loc, maxPages, index(1));
+    Value slot = arith::MinUIOp::create(b, loc, block, lastSlot);
     Value raw = memref::LoadOp::create(b, loc, table, ValueRange{batch, slot});
     Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
-    Value lastPage = arith::SubIOp::create(b, loc, dim(k, 0), index(1));
+    Value pages = dim(k, 0);
+    Value lastPage = arith::SubIOp::create(b, loc, pages, index(1));
     page = arith::MinSIOp::create(
         b, loc, arith::MaxSIOp::create(b, loc, page, index(0)), lastPage);
     Value pageStart = arith::MulIOp::create(b, loc, slot, index(pageSize));
-    Value used = arith::MinSIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, kvLen, pageStart),
-        index(pageSize));
+    Value left = arith::SubIOp::create(b, loc, kvLen, pageStart);
+    Value fit = arith::MinSIOp::create(b, loc, left, index(pageSize));
+    Value used = arith::MaxSIOp::create(b, loc, fit, index(0));
     Value row = arith::SubIOp::create(b, loc, n0, pageStart);
     return {rowBlock(rowsView(k, b.getIndexAttr(0), used), page, kvHead, row,
                      bn),

@@ -11,11 +11,13 @@
 // the loop retires what is left.
 //
 // The copy of a later iteration needs its operands at that iteration: the
-// address computation (pure scalar ops of the body) is cloned with the
-// induction variable advanced and each loop-carried scalar it reads
-// replaced by its value that many iterations on (the yielded value,
-// evaluated one iteration earlier, recursively). A copy whose operands
-// depend on anything else is left as it is.
+// address computation (pure scalar ops and views of the body, and loads
+// from kernel arguments the kernel only reads, such as a block table) is
+// cloned with the induction variable advanced and each loop-carried scalar
+// it reads replaced by its value that many iterations on (the yielded
+// value, evaluated one iteration earlier, recursively); a cloned load runs
+// only if that iteration exists. A copy whose operands depend on anything
+// else is left as it is.
 //
 // Barriers are not placed here: attngpu-insert-barriers sees the ring's
 // stages (j mod S, (j + S - 1) mod S) like any other.
@@ -26,6 +28,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -111,7 +114,28 @@ public:
     IRMapping mapping;
     for (Value operand : def->getOperands())
       mapping.map(operand, evaluate(b, operand, offset));
-    Operation *clone = b.clone(*def, mapping);
+    Operation *clone;
+    if (isa<memref::LoadOp>(def)) {
+      // A load runs only for an iteration that exists, as the loop would
+      // run it (its indices past the last may be out of bounds).
+      Location loc = def->getLoc();
+      Value exists = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::slt, advancedIv(b, offset),
+          loop.getUpperBound());
+      Type type = value.getType();
+      clone = scf::IfOp::create(
+          b, loc, exists,
+          [&](OpBuilder &nb, Location nloc) {
+            scf::YieldOp::create(nb, nloc, nb.clone(*def, mapping)->getResults());
+          },
+          [&](OpBuilder &nb, Location nloc) {
+            Value zero = arith::ConstantOp::create(
+                nb, nloc, cast<TypedAttr>(nb.getZeroAttr(type)));
+            scf::YieldOp::create(nb, nloc, zero);
+          });
+    } else {
+      clone = b.clone(*def, mapping);
+    }
     for (auto [from, to] : llvm::zip(def->getResults(), clone->getResults()))
       evaluated[{from, offset}] = to;
     return evaluated.lookup(key);
@@ -133,7 +157,10 @@ private:
   bool computable(Value value, SmallPtrSetImpl<BlockArgument> &visiting) {
     if (!definedInLoop(value) || value == loop.getInductionVar())
       return true;
-    if (isa<ShapedType, TokenType, TileType, SharedType>(value.getType()))
+    // Views (memref.subview) are address arithmetic like any scalar; other
+    // shaped values, tokens and tiles are not.
+    if (isa<TokenType, TileType, SharedType>(value.getType()) ||
+        (isa<ShapedType>(value.getType()) && !isa<MemRefType>(value.getType())))
       return false;
     if (auto arg = dyn_cast<BlockArgument>(value)) {
       if (arg.getOwner() != loop.getBody())
@@ -147,10 +174,26 @@ private:
     }
     Operation *def = value.getDefiningOp();
     if (def->getBlock() != loop.getBody() || def->getNumRegions() != 0 ||
-        !isPure(def))
+        !(isPure(def) || readsConstantMemory(def)))
       return false;
     return llvm::all_of(def->getOperands(), [&](Value operand) {
       return computable(operand, visiting);
+    });
+  }
+
+  /// A memref.load from a kernel argument that the kernel only reads (a
+  /// block table, per-sequence lengths): the same value at any iteration,
+  /// so it may be read early (evaluate guards it by the iteration's
+  /// existence).
+  static bool readsConstantMemory(Operation *op) {
+    auto load = dyn_cast<memref::LoadOp>(op);
+    if (!load)
+      return false;
+    auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+    if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      return false;
+    return llvm::all_of(arg.getUsers(), [](Operation *user) {
+      return isa<memref::LoadOp, memref::DimOp>(user);
     });
   }
 
