@@ -198,11 +198,21 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale,
   // Decode rows: the partials on the schedule table's K/V ring.
   detail::Schedule schedule;
   if (target_.kind == Target::Kind::Cuda) {
-    int64_t stages =
-        mlir::attn::splitPartialsKvStages(std::min(rows, blockM_));
+    int64_t programRows = std::min(rows, blockM_);
+    int64_t stages = mlir::attn::splitPartialsKvStages(programRows);
     if (stages != 1) {
       schedule.name = "kv-ring";
       schedule.gpu.kvStages = stages;
+    }
+    int64_t blockN = mlir::attn::splitPartialsBlockN(
+        programRows,
+        std::max(spec_.headDim, spec_.effectiveHeadDimV()),
+        int64_t(dtypeBytes(spec_.dtype)), target_.chip);
+    // (Only for K and V read whole, by TMA: per-sequence views copy with
+    // cp.async, where 32-key steps measured 2x slower, session 15.)
+    if (blockN && !spec_.perSequenceKvLens && !spec_.varlen) {
+      schedule.name += "-n" + std::to_string(blockN);
+      schedule.tiles = mlir::attn::TileConfig{blockM_, blockN, 0};
     }
   }
   auto partials = schedule.isDefault()

@@ -39,3 +39,14 @@ TEST(ScheduleTable, SplitPartialsKvStages) {
   EXPECT_EQ(splitPartialsKvStages(16), 1);
   EXPECT_EQ(splitPartialsKvStages(64), 1);
 }
+
+TEST(ScheduleTable, SplitPartialsBlockN) {
+  // Decode rows, 16-bit, d <= 128 on sm_90a: 32-key steps; else the
+  // default tiles (0).
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a"), 32);
+  EXPECT_EQ(splitPartialsBlockN(1, 64, 2, "sm_90a"), 32);
+  EXPECT_EQ(splitPartialsBlockN(16, 128, 2, "sm_90a"), 0);
+  EXPECT_EQ(splitPartialsBlockN(8, 256, 2, "sm_90a"), 0);
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 4, "sm_90a"), 0);
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_80"), 0);
+}

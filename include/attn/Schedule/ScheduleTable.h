@@ -86,6 +86,12 @@ int64_t chooseKvSplits(int64_t programs, int64_t rows, int64_t keys,
 /// long key loops the ring feeds, else the table's default.
 int64_t splitPartialsKvStages(int64_t rows);
 
+/// Split-KV: the keys per step (block_n) of the partials kernel for
+/// programs of `rows` query rows and head dims up to `headDim` in
+/// `elementBytes`-byte elements on `chip`; 0 keeps the default tiles.
+int64_t splitPartialsBlockN(int64_t rows, int64_t headDim,
+                            int64_t elementBytes, const std::string &chip);
+
 } // namespace mlir::attn
 
 #endif // ATTN_SCHEDULE_SCHEDULETABLE_H
