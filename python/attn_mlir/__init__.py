@@ -59,6 +59,7 @@ def clear_memory_cache():
     released when its last user lets go of it."""
     with _kernels_lock:
         _kernels.clear()
+        _array_plans.clear()
         if _torch_front is not None:
             _torch_front.forget_plans()
     _capi.lib.attn_cache_clear()
@@ -202,6 +203,9 @@ class _NumpyAdapter:
 
     def permute(self, x):  # [B, S, H, D] <-> [B, H, S, D]
         return x.transpose(0, 2, 1, 3)
+
+    def key(self, x):  # what a launch plan depends on
+        return (x.shape, x.strides, x.dtype.str)
 
     def indices(self, x, name, like):
         """An index tensor (lengths, prefix sums, a block table) as int32,
@@ -518,95 +522,151 @@ def _check_num_splits(num_splits):
                          f"launch), got {num_splits!r}")
 
 
+class _ArrayPlan:
+    """What a launch of _flash_attention_arrays needs beyond the data
+    pointers, for one key (shapes, strides, dtypes, device, options)."""
+
+    __slots__ = ("handle", "tensors", "indices", "options", "args",
+                 "out_shape", "lse_shape", "empty", "workspace_bytes",
+                 "on_device")
+
+
+# Launch plans by key; per thread, since a plan's C structures receive each
+# call's data pointers.
+_array_plans = {}
+_MAX_ARRAY_PLANS = 1024
+
+
 def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
                             num_splits, kv_lens=None, varlen=None,
                             block_table=None, page_size=0):
     """flash_attention on numpy arrays or torch tensors (through their
     adapter, not the torch operator: the flash_attn-style calls), with
-    per-sequence key
-    lengths when kv_lens (int32 [B], contiguous) is given, pages of that
-    size when block_table (int32 [B, max_pages], contiguous) is, packed
-    sequences when varlen (cu_seqlens_q, cu_seqlens_k, max_seqlen_q) is."""
+    per-sequence key lengths when kv_lens (int32 [B], contiguous) is given,
+    pages of that size when block_table (int32 [B, max_pages], contiguous)
+    is, packed sequences when varlen (cu_seqlens_q, cu_seqlens_k,
+    max_seqlen_q) is. The first call of a key checks the arguments and
+    builds the C arguments (a plan); later ones fill in the pointers."""
     adapter = _adapter_for(q, k, v)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 4:
             raise ValueError(f"{name} must have rank 4 ({layout}), it has "
                              f"rank {t.ndim} (shape {tuple(t.shape)})")
-    codes = [adapter.dtype_code(t) for t in (q, k, v)]
-    if len(set(codes)) != 1:
-        raise TypeError(f"q, k and v must have one dtype, got {q.dtype}, "
-                        f"{k.dtype}, {v.dtype}")
-
-    def logical(t):  # the [B, H, S, D] view
-        return t if layout == "bhsd" else adapter.permute(t)
-
-    lq, lk, lv = (adapter.prepare(logical(t)) for t in (q, k, v))
-    B, H, SQ, D, HKV, SKV, DV = _check_shapes(lq.shape, lk.shape, lv.shape,
-                                              paged=bool(page_size))
     if not _is_flag(return_lse):
         raise TypeError(f"return_lse must be True or False, not "
                         f"{return_lse!r}")
     return_lse = bool(return_lse)
     scale = _check_scale(scale)
 
-    out_shape = (B, H, SQ, DV) if layout == "bhsd" else (B, SQ, H, DV)
-    out = adapter.empty(q, out_shape)
-    lse = adapter.empty(q, (B, H, SQ), float32=True) if return_lse else None
-    if B * H * SQ == 0:
-        return (out, lse) if return_lse else out
-    if SKV == 0:
-        raise ValueError("k and v have no keys (sequence length 0)")
+    def logical(t):  # the [B, H, S, D] view
+        return t if layout == "bhsd" else adapter.permute(t)
 
+    views = [adapter.prepare(logical(t)) for t in (q, k, v)]
+    indices = [kv_lens, block_table] + list(varlen[:2] if varlen else
+                                            (None, None))
+    key = (adapter.name, *[adapter.key(t) for t in views], causal_code,
+           scale, layout, return_lse, num_splits, page_size,
+           varlen[2] if varlen else None,
+           tuple(None if x is None else tuple(x.shape) for x in indices),
+           threading.get_ident())
+    plan = _array_plans.get(key)
+    if plan is None:
+        plan = _make_array_plan(adapter, q, views, indices, causal_code,
+                                scale, layout, return_lse, num_splits,
+                                page_size, varlen)
+        if len(_array_plans) >= _MAX_ARRAY_PLANS:
+            _array_plans.clear()
+        _array_plans[key] = plan
+    out = adapter.empty(q, plan.out_shape)
+    lse = adapter.empty(q, plan.lse_shape, float32=True) if return_lse \
+        else None
+    if plan.empty:
+        return (out, lse) if return_lse else out
+    tensors = plan.tensors
+    for t, x in zip(tensors, views + [out] + ([lse] if return_lse else [])):
+        t.data = adapter.pointer(x)
+    for t, x in zip(plan.indices, indices):
+        if t is not None:
+            t.data = adapter.pointer(x)
     with adapter.device_scope(q):
-        target = adapter.target(q)
-        handle = _kernel(codes[0], D, DV, causal_code, H // HKV, return_lse,
-                         target, kv_lens is not None, varlen is not None,
-                         page_size)
-        lo = logical(out)
-        tensors = [_tensor(adapter.pointer(t), *adapter.sizes_strides(t))
-                   for t in (lq, lk, lv, lo)]
-        lse_arg = None
-        if return_lse:
-            lse_arg = ctypes.byref(
-                _tensor(adapter.pointer(lse), *adapter.sizes_strides(lse)))
-        scale_arg = ctypes.byref(ctypes.c_float(scale)) \
-            if scale is not None else None
-        # `handle` stays referenced until the call returns (see _KernelHandle).
-        options = _capi.LaunchOptions(kv_splits=num_splits)
-        # The index tensors: contiguous int32, on the tensors' device.
-        if kv_lens is not None:
-            lens_tensor = _tensor(adapter.pointer(kv_lens),
-                                  [kv_lens.shape[0]], [1])
-            options.kv_lens = ctypes.addressof(lens_tensor)
-        if block_table is not None:
-            table_tensor = _tensor(adapter.pointer(block_table),
-                                   list(block_table.shape),
-                                   [block_table.shape[1], 1])
-            options.block_table = ctypes.addressof(table_tensor)
-        if varlen is not None:
-            cu_tensors = [_tensor(adapter.pointer(cu), [cu.shape[0]], [1])
-                          for cu in varlen[:2]]
-            options.cu_seqlens_q = ctypes.addressof(cu_tensors[0])
-            options.cu_seqlens_k = ctypes.addressof(cu_tensors[1])
-            options.max_seqlen_q = varlen[2]
         workspace = None
-        if adapter.target(q) != "cpu":
+        if plan.workspace_bytes:
             # A split launch's partials in memory from the tensors' own
             # allocator, per call and in stream order (so CUDA graphs
             # capture it), rather than the library's per-stream buffer.
-            splits, size = ctypes.c_int64(), ctypes.c_size_t()
-            _check(_capi.lib.attn_kernel_split_plan(
-                handle.value, *[ctypes.byref(t) for t in tensors[:3]],
-                ctypes.byref(options), ctypes.byref(splits),
-                ctypes.byref(size)))
-            if size.value:
-                workspace = adapter.workspace(q, size.value)
-                options.workspace = adapter.pointer(workspace)
-                options.workspace_bytes = size.value
-        _check(_capi.lib.attn_kernel_launch_ex(
-            handle.value, *[ctypes.byref(t) for t in tensors], lse_arg, scale_arg,
-            adapter.stream(q), ctypes.byref(options)))
+            workspace = adapter.workspace(q, plan.workspace_bytes)
+            plan.options.workspace = adapter.pointer(workspace)
+            plan.options.workspace_bytes = plan.workspace_bytes
+        # `plan.handle` stays referenced until the call returns (see
+        # _KernelHandle).
+        _check(_capi.launch_ex_addresses(
+            *plan.args, adapter.stream(q), ctypes.addressof(plan.options)))
     return (out, lse) if return_lse else out
+
+
+def _make_array_plan(adapter, q, views, indices, causal_code, scale, layout,
+                     return_lse, num_splits, page_size, varlen):
+    """The checks and C arguments of _flash_attention_arrays for one key;
+    the data pointers are the caller's to fill in."""
+    lq, lk, lv = views
+    codes = [adapter.dtype_code(t) for t in views]
+    if len(set(codes)) != 1:
+        raise TypeError(f"q, k and v must have one dtype, got {lq.dtype}, "
+                        f"{lk.dtype}, {lv.dtype}")
+    B, H, SQ, D, HKV, SKV, DV = _check_shapes(lq.shape, lk.shape, lv.shape,
+                                              paged=bool(page_size))
+    plan = _ArrayPlan()
+    plan.out_shape = (B, H, SQ, DV) if layout == "bhsd" else (B, SQ, H, DV)
+    plan.lse_shape = (B, H, SQ)
+    plan.empty = B * H * SQ == 0
+    if plan.empty:
+        return plan
+    if SKV == 0:
+        raise ValueError("k and v have no keys (sequence length 0)")
+    kv_lens = indices[0]
+    with adapter.device_scope(q):
+        target = adapter.target(q)
+        plan.handle = _kernel(codes[0], D, DV, causal_code, H // HKV,
+                              return_lse, target, kv_lens is not None,
+                              varlen is not None, page_size)
+    out = adapter.empty(q, plan.out_shape)
+    lo = out if layout == "bhsd" else adapter.permute(out)
+    tensors = [_tensor(adapter.pointer(t), *adapter.sizes_strides(t))
+               for t in (lq, lk, lv, lo)]
+    if return_lse:
+        lse = adapter.empty(q, plan.lse_shape, float32=True)
+        tensors.append(_tensor(adapter.pointer(lse),
+                               *adapter.sizes_strides(lse)))
+    plan.tensors = tensors
+    scale_arg = ctypes.c_float(scale) if scale is not None else None
+    plan.args = (plan.handle.value,
+                 *[ctypes.addressof(t) for t in tensors[:4]],
+                 ctypes.addressof(tensors[4]) if return_lse else None,
+                 ctypes.addressof(scale_arg) if scale is not None else None)
+    plan.options = _capi.LaunchOptions(kv_splits=num_splits)
+    # The index tensors: contiguous int32, on the tensors' device.
+    plan.indices = [None if x is None else
+                    _tensor(adapter.pointer(x), list(x.shape),
+                            [x.shape[1], 1] if x.ndim == 2 else [1])
+                    for x in indices]
+    for t, field in zip(plan.indices, ("kv_lens", "block_table",
+                                       "cu_seqlens_q", "cu_seqlens_k")):
+        if t is not None:
+            setattr(plan.options, field, ctypes.addressof(t))
+    if varlen is not None:
+        plan.options.max_seqlen_q = varlen[2]
+    plan.tensors.append(scale_arg)  # kept alive with the plan
+    plan.workspace_bytes = 0
+    if target != "cpu":
+        # The split workspace's size (torch allocates it per call).
+        splits, size = ctypes.c_int64(), ctypes.c_size_t()
+        with adapter.device_scope(q):
+            _check(_capi.lib.attn_kernel_split_plan(
+                plan.handle.value, *[ctypes.byref(t) for t in tensors[:3]],
+                ctypes.byref(plan.options), ctypes.byref(splits),
+                ctypes.byref(size)))
+        plan.workspace_bytes = size.value
+    return plan
 
 
 # With torch already imported, the operators are registered now (so that

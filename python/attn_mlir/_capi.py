@@ -131,6 +131,12 @@ def _load():
 
 lib, library_path = _load()
 
+# attn_kernel_launch_ex with every argument a void pointer, for callers that
+# keep their C structures in launch plans and pass their addresses (no
+# byref per call): kernel, Q, K, V, O, LSE, scale, stream, options.
+launch_ex_addresses = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * 9))(
+    ("attn_kernel_launch_ex", lib))
+
 
 def last_error():
     return lib.attn_last_error().decode("utf-8", "replace")

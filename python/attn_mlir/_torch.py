@@ -138,10 +138,9 @@ _MAX_PLANS = 1024
 _get_ident = threading.get_ident
 
 # attn_kernel_launch_ex with every argument a void pointer: the plan passes
-# addresses of its structures (no byref per call); the stream comes last
-# but one, before the plan's launch options.
-_launch = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * 9))(
-    ("attn_kernel_launch_ex", _capi.lib))
+# addresses of its structures; the stream comes last but one, before the
+# plan's launch options.
+_launch = _capi.launch_ex_addresses
 
 try:  # the raw stream and device without building Python objects
     _raw_stream = torch._C._cuda_getCurrentRawStream
@@ -195,6 +194,9 @@ class _TensorAdapter:
 
     def permute(self, x):
         return x.permute(0, 2, 1, 3)
+
+    def key(self, x):  # what a launch plan depends on
+        return (x.shape, x.stride(), x.dtype, x.device)
 
     def indices(self, x, name, like):
         if not isinstance(x, torch.Tensor):
