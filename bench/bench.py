@@ -176,11 +176,8 @@ def main():
             print(f"flex: unavailable ({e})")
 
     rows, failures = [], 0
-    os.makedirs(args.out, exist_ok=True)
-    stem = (datetime.date.today().isoformat() + "-" +
-            gpu.replace("NVIDIA ", "").replace(" ", "-").lower() +
-            ("-seqlens" if seqlens else ""))
-    path = os.path.join(args.out, stem + ".csv")
+    path = results_path(args.out, "-seqlens" if seqlens else "")
+    stem = os.path.basename(path)[:-len(".csv")]
     shapes = list(fa3_shapes(args.quick, seqlens))
     if not seqlens:
         shapes += list(decode_shapes(args.quick))
@@ -249,12 +246,21 @@ def main():
     sys.exit(1 if failures else 0)
 
 
-def write_csv(rows, path):
+def results_path(out, suffix):
+    """<out>/<date>-<gpu><suffix>.csv, the folder made."""
+    os.makedirs(out, exist_ok=True)
+    gpu = torch.cuda.get_device_name()
+    return os.path.join(out, datetime.date.today().isoformat() + "-" +
+                        gpu.replace("NVIDIA ", "").replace(" ", "-").lower() +
+                        suffix + ".csv")
+
+
+def write_csv(rows, path, columns=COLUMNS):
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
         for row in rows:
-            writer.writerow({c: row.get(c, "") for c in COLUMNS})
+            writer.writerow({c: row.get(c, "") for c in columns})
 
 
 def plot(rows, path):

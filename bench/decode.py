@@ -19,8 +19,6 @@ not a test.
 """
 
 import argparse
-import csv
-import datetime
 import math
 import os
 import sys
@@ -33,8 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 import attn_mlir  # noqa: E402
-from bench import (L2_BYTES, do_bench, rel_l2, rotating,  # noqa: E402
-                   time_sdpa_backends)
+from bench import (L2_BYTES, do_bench, rel_l2, results_path,  # noqa: E402
+                   rotating, time_sdpa_backends, write_csv)
 
 SHAPES = [dict(batch=8, heads=32, kv_heads=4, q=1, kv=4096),
           dict(batch=8, heads=32, kv_heads=4, q=1, kv=16384),
@@ -63,10 +61,7 @@ def main():
     gpu = torch.cuda.get_device_name()
     print(f"attn-mlir {attn_mlir.version()}; torch {torch.__version__}; {gpu}",
           flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, datetime.date.today().isoformat() + "-" +
-                        gpu.replace("NVIDIA ", "").replace(" ", "-").lower() +
-                        "-decode.csv")
+    path = results_path(args.out, "-decode")
     rows, failures = [], 0
     for shape in SHAPES:
         b, h, hkv, sq, skv = (shape[n] for n in
@@ -113,10 +108,7 @@ def main():
                      if cudnn else "") + f" (rel_l2 {err:.1e})", flush=True)
         del sets
         torch.cuda.empty_cache()
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=COLUMNS)
-            writer.writeheader()
-            writer.writerows(rows)
+        write_csv(rows, path, COLUMNS)
     print(f"wrote {path}")
     sys.exit(1 if failures else 0)
 

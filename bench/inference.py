@@ -24,8 +24,6 @@ median, CUDA events (one input set: each exceeds the L2 cache). Writes
 """
 
 import argparse
-import csv
-import datetime
 import os
 import sys
 import warnings
@@ -37,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 import attn_mlir  # noqa: E402
-from bench import do_bench, rel_l2  # noqa: E402
+from bench import do_bench, rel_l2, results_path, write_csv  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 D = 128
@@ -174,14 +172,8 @@ def main():
     torch.manual_seed(0)
     rows = []
     failed = decode(rows, 4096) + decode(rows, 16384) + varlen(rows)
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, datetime.date.today().isoformat() + "-" +
-                        gpu.replace("NVIDIA ", "").replace(" ", "-").lower() +
-                        "-inference.csv")
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    path = results_path(args.out, "-inference")
+    write_csv(rows, path, COLUMNS)
     print(f"wrote {path}")
     sys.exit(1 if failed else 0)
 

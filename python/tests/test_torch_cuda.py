@@ -472,22 +472,29 @@ def test_bad_input_raises():
             raise AssertionError(f"no {error.__name__} for {message}")
 
 
-if __name__ == "__main__":
+def run_as_script(namespace, name):
+    """Runs the test_ functions of `namespace` (a module's globals()) in
+    order, reports each and exits non-zero if any failed: the GPU machine
+    may lack pytest."""
     if not HAVE_CUDA:
-        print("test_torch_cuda: no torch with CUDA here, nothing run")
+        print(f"{name}: no torch with CUDA here, nothing run")
         sys.exit(0)
     print(f"attn_mlir {attn_mlir.version()} from {attn_mlir.library_path}; "
           f"torch {torch.__version__} on {torch.cuda.get_device_name()}")
     failed = 0
-    tests = [(n, f) for n, f in sorted(globals().items())
+    tests = [(n, f) for n, f in sorted(namespace.items())
              if n.startswith("test_") and callable(f)]
-    for name, test in tests:
+    for test_name, test in tests:
         try:
-            print(name)
+            print(test_name)
             test()
-            print(f"PASS {name}")
+            print(f"PASS {test_name}")
         except Exception as e:  # report every failure, then exit non-zero
             failed += 1
-            print(f"FAIL {name}: {type(e).__name__}: {e}")
-    print(f"test_torch_cuda: {len(tests) - failed} passed, {failed} failed")
+            print(f"FAIL {test_name}: {type(e).__name__}: {e}")
+    print(f"{name}: {len(tests) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    run_as_script(globals(), "test_torch_cuda")

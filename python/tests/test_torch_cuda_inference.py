@@ -18,7 +18,8 @@ if os.environ.get("ATTN_TEST_INSTALLED") != "1":
                     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from test_torch_cuda import HAVE_CUDA, expect_close, reference  # noqa: E402
+from test_torch_cuda import (HAVE_CUDA, expect_close, reference,  # noqa: E402
+                             run_as_script)
 
 try:
     import pytest
@@ -288,20 +289,4 @@ def test_bad_devices_and_dtypes_raise():
 
 
 if __name__ == "__main__":
-    if not HAVE_CUDA:
-        print("test_torch_cuda_inference: no torch with CUDA, nothing run")
-        sys.exit(0)
-    failed = 0
-    tests = [(n, f) for n, f in sorted(globals().items())
-             if n.startswith("test_") and callable(f)]
-    for name, test in tests:
-        try:
-            print(name)
-            test()
-            print(f"PASS {name}")
-        except Exception as e:  # report every failure, then exit non-zero
-            failed += 1
-            print(f"FAIL {name}: {type(e).__name__}: {e}")
-    print(f"test_torch_cuda_inference: {len(tests) - failed} passed, "
-          f"{failed} failed")
-    sys.exit(1 if failed else 0)
+    run_as_script(globals(), "test_torch_cuda_inference")
