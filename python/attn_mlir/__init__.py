@@ -219,6 +219,21 @@ class _NumpyAdapter:
     def contiguous_int32(self, x):
         return self.np.ascontiguousarray(x, dtype=self.np.int32)
 
+    def add(self, lens, n):  # lengths + n, in int64
+        return lens.astype(self.np.int64) + n
+
+    def write_rows(self, cache, new, lens, table, page_size, capacity):
+        """new [B, S, ...] into cache rows lens[b] .. lens[b] + S - 1 of each
+        sequence (checked on the host first, so in bounds)."""
+        np = self.np
+        B, S = new.shape[:2]
+        pos = lens.astype(np.int64)[:, None] + np.arange(S)[None, :]
+        b = np.broadcast_to(np.arange(B)[:, None], pos.shape)
+        if page_size:
+            cache[table[b, pos // page_size], pos % page_size] = new
+        else:
+            cache[b, pos] = new
+
     def on_host(self, x):
         return True
 
@@ -349,8 +364,9 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
                                    scale, layout, return_lse, num_splits)
 
 
-def flash_attention_with_kvcache(q, k_cache, v_cache, *, cache_seqlens,
-                                 block_table=None, causal=None, scale=None,
+def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
+                                 cache_seqlens, block_table=None,
+                                 causal=None, scale=None,
                                  softmax_scale=None, return_lse=False,
                                  num_splits=0, validate=False):
     """Attention of new queries over a KV cache, as flash_attn's
@@ -377,6 +393,14 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, *, cache_seqlens,
     to the host and a sync, so not in CUDA graphs), the kernel otherwise
     clamping lengths to the capacity and pages to the cache, never reading
     out of bounds.
+
+    k, v (both or neither; [B, S_new, HKV, D]), as flash_attn's: the new
+    keys and values are written into the caches (in place) at positions
+    cache_seqlens[b] .. cache_seqlens[b] + S_new - 1 of each sequence (its
+    pages through the block table), then cache_seqlens[b] + S_new keys are
+    attended. cache_seqlens itself is left as it is (the caller advances
+    it). On CUDA without validate=True, positions past the capacity are
+    clamped (written at the last slot) rather than checked.
     """
     scale, causal_code = _flash_attn_options(scale, softmax_scale,
                                              num_splits, causal)
@@ -401,12 +425,37 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, *, cache_seqlens,
                                  f"is not supported (powers of two in "
                                  f"[16, 256])")
             capacity = table.shape[1] * page_size
+    if (k is None) != (v is None):
+        raise TypeError("give the new keys k and values v together (or "
+                        "neither)")
+    if k is not None and capacity is not None:
+        for name, new, cache in (("k", k, k_cache), ("v", v, v_cache)):
+            if adapter is not _adapter_for(q, new, cache):
+                raise TypeError(f"{name} must be of q's kind (numpy or torch)")
+            if (new.ndim != 4 or new.shape[0] != B or
+                    new.shape[2:] != cache.shape[2:] or
+                    new.shape[1] != k.shape[1]):
+                raise ValueError(f"{name} must be [batch = {B}, new keys, "
+                                 f"{cache.shape[2]}, {cache.shape[3]}] "
+                                 f"(k and v with one number of new keys), "
+                                 f"got {tuple(new.shape)}")
+            if new.dtype != cache.dtype:
+                raise TypeError(f"{name} has dtype {new.dtype}, its cache "
+                                f"{cache.dtype}")
+        old_lens, lens = lens, adapter.add(lens, k.shape[1])
     # Host arrays are checked here; device tensors only when asked (a copy
     # to the host and a sync): the kernel clamps what it reads instead.
     if capacity is not None and (adapter.on_host(q) or validate):
+        if k is not None and len(lens) and adapter.host(old_lens).min() < 0:
+            raise ValueError(f"cache_seqlens must be >= 0, got "
+                             f"{adapter.host(old_lens).min()}")
         _check_cache_indices(adapter.host(lens), capacity,
                              table is not None and adapter.host(table),
                              page_size, k_cache.shape[0])
+    if k is not None and capacity is not None:
+        for new, cache in ((k, k_cache), (v, v_cache)):
+            adapter.write_rows(cache, new, old_lens, table, page_size,
+                               capacity)
     return _flash_attention_arrays(
         q, k_cache, v_cache, causal_code, scale, "bshd", return_lse,
         num_splits, kv_lens=adapter.contiguous_int32(lens),

@@ -212,6 +212,24 @@ class _TensorAdapter:
     def contiguous_int32(self, x):
         return x.to(torch.int32).contiguous()  # on the device: no sync
 
+    def add(self, lens, n):  # lengths + n, in int64, on the device
+        return lens.long() + n
+
+    def write_rows(self, cache, new, lens, table, page_size, capacity):
+        """new [B, S, ...] into cache rows lens[b] .. lens[b] + S - 1 of each
+        sequence, on the device without a sync: positions and pages are
+        clamped into the cache (checked on the host first where asked)."""
+        B, S = new.shape[:2]
+        pos = lens.long()[:, None] + torch.arange(S, device=new.device)
+        pos = pos.clamp(0, capacity - 1)
+        b = torch.arange(B, device=new.device)[:, None].expand(B, S)
+        if page_size:
+            page = table.long()[b, pos // page_size].clamp(
+                0, cache.shape[0] - 1)
+            cache[page, pos % page_size] = new
+        else:
+            cache[b, pos] = new
+
     def on_host(self, x):
         return x.device.type == "cpu"
 

@@ -207,6 +207,63 @@ def test_bad_paged_inputs():
                                   expected)
 
 
+@pytest.mark.parametrize("page_size", [0, 16, 64])
+def test_new_keys_are_appended_then_attended(page_size):
+    # flash_attn's k=/v=: 3 new keys per sequence written at each length
+    # (into the cache, in place; through the pages when paged), then
+    # lengths + 3 keys attended, bottom-right causal.
+    B, SQ, H, HKV, S, D, lens = 3, 3, 4, 2, 200, 32, [0, 50, 197]
+    q, k, v = make(B, SQ, H, HKV, S, D, lens)
+    k_new = RNG.standard_normal((B, SQ, HKV, D)).astype(np.float32)
+    v_new = RNG.standard_normal((B, SQ, HKV, D)).astype(np.float32)
+    full_k, full_v = k.copy(), v.copy()
+    for b, n in enumerate(lens):
+        full_k[b, n:n + SQ], full_v[b, n:n + SQ] = k_new[b], v_new[b]
+    cache_seqlens = np.array(lens, np.int32)
+    if page_size:
+        k_cache, v_cache, table = paged(k, v, [n + SQ for n in lens],
+                                        page_size)
+    else:
+        k_cache, v_cache, table = k, v, None
+    out, lse = attn_mlir.flash_attention_with_kvcache(
+        q, k_cache, v_cache, k_new, v_new, cache_seqlens=cache_seqlens,
+        block_table=table, causal=True, return_lse=True)
+    assert cache_seqlens.tolist() == lens  # the caller advances them
+    bound = reference.BOUND["float32"]
+    for b, n in enumerate(lens):
+        t = lambda x: x[b:b + 1].transpose(0, 2, 1, 3)  # noqa: E731
+        reference.check_against_reference(
+            t(q), t(full_k[:, :n + SQ]), t(full_v[:, :n + SQ]),
+            "bottom_right", t(out), lse[b:b + 1], bound, f"sequence {b}")
+    # The cache holds the new rows.
+    for b, n in enumerate(lens):
+        for i in range(SQ):
+            j = n + i
+            row = (k_cache[table[b, j // page_size], j % page_size]
+                   if page_size else k_cache[b, j])
+            np.testing.assert_array_equal(row, k_new[b, i])
+
+
+def test_bad_new_keys():
+    q, k, v = make(2, 2, 2, 2, 64, 32, [10, 62])
+    lens = np.array([10, 62], np.int32)
+    new = RNG.standard_normal((2, 2, 2, 32)).astype(np.float32)
+    call = attn_mlir.flash_attention_with_kvcache
+    with pytest.raises(TypeError, match="together"):
+        call(q, k, v, new, cache_seqlens=lens)
+    with pytest.raises(ValueError, match=r"cache_seqlens must be in \[0, 64\]"):
+        call(q, k, v, np.concatenate([new, new], 1),
+             np.concatenate([new, new], 1), cache_seqlens=lens)
+    with pytest.raises(ValueError, match="must be \\[batch = 2, new keys"):
+        call(q, k, v, new[:, :, :1], new, cache_seqlens=lens)
+    with pytest.raises(TypeError, match="has dtype float16"):
+        call(q, k, v, new.astype(np.float16), new, cache_seqlens=lens)
+    with pytest.raises(ValueError, match="cache_seqlens must be >= 0"):
+        call(q, k, v, new, new, cache_seqlens=np.array([-1, 3], np.int32))
+    # Nothing was written by the refused calls.
+    assert np.isnan(k[0, 10:]).all() and np.isnan(k[1, 62:]).all()
+
+
 def test_scale_alias_conflict():
     q, k, v = make(1, 1, 2, 2, 16, 32, [16])
     lens = np.array([16], np.int32)

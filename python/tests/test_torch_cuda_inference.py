@@ -143,6 +143,35 @@ def test_short_query_gqa_packed_against_float64():
                      f"packed sq={sq} splits={splits} lse")
 
 
+def test_new_keys_appended_on_the_device_against_float64():
+    # flash_attn's k=/v=: written into the (paged) cache on the device, no
+    # host sync, then attended; the cache's new rows checked too.
+    dtype = torch.bfloat16
+    B, SQ, H, HKV, S, D, lens = 3, 4, 32, 4, 700, 128, [0, 63, 600]
+    for page_size in (0, 16, 64):
+        q = randn(B, SQ, H, D, dtype=dtype)
+        k, v = cache(B, S, HKV, D, lens, dtype)
+        k_new, v_new = (randn(B, SQ, HKV, D, dtype=dtype) for _ in range(2))
+        full_k, full_v = k.clone(), v.clone()
+        for b, n in enumerate(lens):
+            full_k[b, n:n + SQ], full_v[b, n:n + SQ] = k_new[b], v_new[b]
+        if page_size:
+            k_cache, v_cache, table = paged(k, v, [n + SQ for n in lens],
+                                            page_size)
+        else:
+            k_cache, v_cache, table = k, v, None
+        l32 = torch.tensor(lens, dtype=torch.int32, device="cuda")
+        out, lse = attn_mlir.flash_attention_with_kvcache(
+            q, k_cache, v_cache, k_new, v_new, cache_seqlens=l32,
+            block_table=table, causal=True, return_lse=True)
+        check_per_sequence(q, full_k, full_v, [n + SQ for n in lens], True,
+                           out, lse, f"appended page {page_size}")
+        j = lens[2] + SQ - 1  # the last new row of sequence 2
+        row = (k_cache[table[2, j // page_size], j % page_size] if page_size
+               else k_cache[2, j])
+        assert bool(torch.equal(row, k_new[2, SQ - 1]))
+
+
 def test_checker_catches_a_wrong_page():
     # Negative control: a used table entry pointing at an unused (NaN)
     # page must fail the comparison.
