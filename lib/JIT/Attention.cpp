@@ -364,7 +364,7 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
   if (spec_.pageSize != 0) {
     if (!checkBlockTable(spec_, target_, args, B, k[0], error))
       return false;
-    SKV = args.blockTable.sizes[1] * spec_.pageSize; // the capacity
+    SKV = detail::keyCapacity(spec_, args);
   } else if (args.blockTable.data) {
     error = "a block table was given but the kernel was compiled for "
             "contiguous K and V (AttentionSpec::pageSize 0)";

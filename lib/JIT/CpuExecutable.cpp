@@ -4,6 +4,7 @@
 
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -110,6 +111,8 @@ void CpuExecutable::launch(const std::vector<void *> &descriptors,
       ATTN_CALL_ENTRY(7)
       ATTN_CALL_ENTRY(8)
 #undef ATTN_CALL_ENTRY
+    default:
+      llvm_unreachable("grid entries take 3 to 8 memrefs (the kernel ABI)");
     }
   };
   runGrid(runRange, n0, n1, threads);

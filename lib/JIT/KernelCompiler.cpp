@@ -106,14 +106,12 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
   unsigned next = withLse ? 5 : 4;
   Value kvLens = spec.perSequenceKvLens ? args[next++] : Value();
   Value blockTable = spec.pageSize ? args[next++] : Value();
+  Value cuSeqlensQ = spec.varlen ? args[next++] : Value();
+  Value cuSeqlensK = spec.varlen ? args[next++] : Value();
   auto op = FlashAttentionOp::create(b, loc, args[0], args[1], args[2],
                                      args[3], withLse ? args[4] : Value(),
-                                     kvLens, blockTable,
-                                     spec.varlen ? args[args.size() - 3]
-                                                 : Value(),
-                                     spec.varlen ? args[args.size() - 2]
-                                                 : Value(),
-                                     args.back(),
+                                     kvLens, blockTable, cuSeqlensQ,
+                                     cuSeqlensK, args.back(),
                                      CausalAlignmentAttr::get(ctx, causal),
                                      b.getI64IntegerAttr(spec.gqaRatio));
   if (partials)

@@ -29,6 +29,12 @@ attn::detail::gridRowsAndBatch(const AttentionSpec &spec,
   return {args.q.sizes[2], args.q.sizes[0]};
 }
 
+int64_t attn::detail::keyCapacity(const AttentionSpec &spec,
+                                  const LaunchArgs &args) {
+  return spec.pageSize ? args.blockTable.sizes[1] * spec.pageSize
+                       : args.k.sizes[2];
+}
+
 namespace {
 
 /// LaunchArgs::kvSplits = 0: on CUDA the schedule table's choice for the
@@ -156,8 +162,7 @@ SplitPlan Kernel::splitPlan(const LaunchArgs &args) const {
   if (spec_.part != AttentionSpec::Part::Whole)
     return plan;
   int64_t B = args.q.sizes[0], H = args.q.sizes[1], SQ = args.q.sizes[2],
-          SKV = spec_.pageSize ? args.blockTable.sizes[1] * spec_.pageSize
-                               : args.k.sizes[2];
+          SKV = detail::keyCapacity(spec_, args);
   if (packsGqaHeads(args)) { // the packed kernel's launch decides
     AttentionSpec packed;
     LaunchArgs view;

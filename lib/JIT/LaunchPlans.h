@@ -15,6 +15,10 @@ namespace attn::detail {
 std::pair<int64_t, int64_t> gridRowsAndBatch(const AttentionSpec &spec,
                                              const LaunchArgs &args);
 
+/// The keys a sequence may have: K's seq_kv, or a paged cache's capacity
+/// (its block table's columns times the page size).
+int64_t keyCapacity(const AttentionSpec &spec, const LaunchArgs &args);
+
 } // namespace attn::detail
 
 #endif // ATTN_LIB_JIT_LAUNCHPLANS_H

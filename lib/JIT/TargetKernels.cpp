@@ -123,24 +123,20 @@ private:
       params.addMemRef(mlir::attn::DevicePtr(uintptr_t(t.data)), t.sizes,
                        t.strides, rank);
     };
-    for (AbiTensor t : abiTensors(spec(), args))
+    std::vector<AbiTensor> tensors = abiTensors(spec(), args);
+    for (AbiTensor t : tensors)
       add(*t.tensor, t.rank);
-    if (!takesScale(spec()))
-      return driver->launch(function, unsigned(gridX), unsigned(gridY),
-                            threads, sharedBytes, params.get(), error,
-                            args.stream);
-    params.addF32(scale);
+    if (takesScale(spec()))
+      params.addF32(scale);
     // TMA kernels: each tensor map after the others, by value (argument
-    // indices as the ABI orders them: Q, K, V, O, then the LSE).
-    const TensorRef *byArgument[] = {&args.q, &args.k, &args.v, &args.o,
-                                     &args.lse};
+    // indices as the ABI orders them).
     for (const mlir::attn::TensorMapParam &map : tensorMaps) {
-      if (map.argument < 0 || map.argument > 4) {
+      if (map.argument < 0 || size_t(map.argument) >= tensors.size()) {
         error = "a tensor map of kernel argument " +
                 std::to_string(map.argument) + ", which is not a tensor";
         return false;
       }
-      const TensorRef &tensor = *byArgument[map.argument];
+      const TensorRef &tensor = *tensors[map.argument].tensor;
       auto request = mlir::attn::TensorMapRequest::of(
           map, spec().dtype, mlir::attn::DevicePtr(uintptr_t(tensor.data)),
           tensor.sizes, tensor.strides);

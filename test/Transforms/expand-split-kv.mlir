@@ -89,4 +89,3 @@ func.func @combine(%p: !p, %pl: memref<?x?x?xf32>, %o: !t, %l: memref<?x?x?xf32>
   attn.combine_splits %p, %pl -> %o, lse %l : !p, memref<?x?x?xf32> -> !t, memref<?x?x?xf32>
   return
 }
-

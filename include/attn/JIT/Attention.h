@@ -179,15 +179,15 @@ public:
   virtual int64_t dynamicSharedBytes() const { return 0; }
 
   enum class Failure { None, InvalidArgument, Runtime };
+  /// The split-KV decision launch(args) would make (the split count
+  /// LaunchArgs::kvSplits forces or the launch chooses, after GQA heads of
+  /// short queries are packed) and the workspace it needs. Assumes args
+  /// pass launch's checks.
+  SplitPlan splitPlan(const LaunchArgs &args) const;
   /// Checks `args` against the spec (shapes, strides, null pointers,
   /// alignment) and runs the attention. False with `error` set when the
   /// arguments are wrong (nothing ran) or the launch failed; `failure`, when
   /// given, says which.
-  /// The split-KV decision launch(args) would make (the split count
-  /// LaunchArgs::kvSplits forces or the launch chooses, after single-query
-  /// GQA heads are packed) and the workspace it needs. Assumes args pass
-  /// launch's checks.
-  SplitPlan splitPlan(const LaunchArgs &args) const;
   bool launch(const LaunchArgs &args, std::string &error,
               Failure *failure = nullptr) const;
 

@@ -50,4 +50,3 @@ module attributes {gpu.container_module} {
     }
   }
 }
-

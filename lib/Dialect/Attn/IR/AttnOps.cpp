@@ -578,9 +578,7 @@ LogicalResult FlashAttentionOp::verify() {
                               "[num_pages, kv_heads, page_size, head_dim] "
                               "whose page_size (dim 2) must be a static "
                               "power of two, got "
-                           << (ShapedType::isDynamic(pageSize)
-                                   ? std::string("?")
-                                   : std::to_string(pageSize));
+                           << formatSize(pageSize);
   }
   if (Value lse = getLse()) {
     Named l{"lse", cast<MemRefType>(lse.getType())};
@@ -621,22 +619,23 @@ LogicalResult CombineSplitsOp::verify() {
                          << " is not supported (expected f16, bf16 or f32)";
   int64_t headDim = output.getDimSize(3);
   if (ShapedType::isDynamic(headDim) || headDim != partials.getDimSize(3))
-    return emitOpError() << "output head_dim " << headDim
+    return emitOpError() << "output head_dim " << formatSize(headDim)
                          << " must be static and equal the partials' "
-                         << partials.getDimSize(3);
+                         << formatSize(partials.getDimSize(3));
   for (unsigned dim : {1u, 2u}) {
     StringRef what = dim == 1 ? "heads" : "seq";
     int64_t o = output.getDimSize(dim), p = partials.getDimSize(dim),
             l = partialLse.getDimSize(dim);
     if (!sizesAgree(o, p) || !sizesAgree(o, l))
-      return emitOpError() << "output " << what << " " << o
-                           << " differs from the partials' " << p
-                           << " or partial_lse's " << l;
+      return emitOpError() << "output " << what << " " << formatSize(o)
+                           << " differs from the partials' " << formatSize(p)
+                           << " or partial_lse's " << formatSize(l);
   }
   if (!sizesAgree(partials.getDimSize(0), partialLse.getDimSize(0)))
-    return emitOpError() << "partials batch " << partials.getDimSize(0)
+    return emitOpError() << "partials batch "
+                         << formatSize(partials.getDimSize(0))
                          << " differs from partial_lse batch "
-                         << partialLse.getDimSize(0);
+                         << formatSize(partialLse.getDimSize(0));
   int64_t batch = output.getDimSize(0), stacked = partials.getDimSize(0);
   if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(stacked) &&
       (batch <= 0 || stacked % batch != 0))

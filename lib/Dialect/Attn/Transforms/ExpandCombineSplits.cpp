@@ -88,11 +88,14 @@ void buildCombine(CombineSplitsOp op) {
   Value columns = memref::DimOp::create(b, loc, output, 3);
   Type outElement = cast<MemRefType>(output.getType()).getElementType();
   Value lse = op.getLse();
+  // (Values are named before the op that takes them: the order of a
+  // call's arguments is not the order of the IR.)
+  Value c0 = index(0), c1 = index(1);
   auto columnLoop = scf::ForOp::create(
-      b, loc, index(0), columns, index(1), ValueRange{},
+      b, loc, c0, columns, c1, ValueRange{},
       [&](OpBuilder &nb, Location, Value column, ValueRange) {
         auto merge = scf::ForOp::create(
-            nb, loc, index(0), splits, index(1),
+            nb, loc, c0, splits, c1,
             ValueRange{negInf, zero, zero},
             [&](OpBuilder &ib, Location, Value s, ValueRange state) {
               Value max = state[0], sum = state[1], acc = state[2];
@@ -111,9 +114,10 @@ void buildCombine(CombineSplitsOp op) {
               Value w = weight(ib, lse2, newMax);
               Value newSum = arith::AddFOp::create(
                   ib, loc, arith::MulFOp::create(ib, loc, sum, alpha), w);
-              Value newAcc = arith::AddFOp::create(
-                  ib, loc, arith::MulFOp::create(ib, loc, acc, alpha),
-                  arith::MulFOp::create(ib, loc, w, o));
+              // (In the order of the build the GPU checked.)
+              Value added = arith::MulFOp::create(ib, loc, w, o);
+              Value kept = arith::MulFOp::create(ib, loc, acc, alpha);
+              Value newAcc = arith::AddFOp::create(ib, loc, kept, added);
               scf::YieldOp::create(ib, loc,
                                    ValueRange{newMax, newSum, newAcc});
             });

@@ -63,7 +63,8 @@ private:
                                   b.getDenseI64ArrayAttr(order));
   }
   /// `tensor` restricted to `count` rows (dim 2) from `start`, every batch
-  /// and head kept: a sequence of a packed (varlen) tensor.
+  /// and head kept: a sequence of a packed (varlen) tensor, the keys of a
+  /// KV cache's sequence, the rows of a page in use.
   Value rowsView(Value tensor, OpFoldResult start, Value count) {
     auto type = cast<MemRefType>(tensor.getType());
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
@@ -109,20 +110,25 @@ void TileProgramBuilder::build() {
   Value pidM = ProgramIdOp::create(b, loc, 0);
   Value pidBH = ProgramIdOp::create(b, loc, 1);
   Value heads = dim(q, 1);
-  Value split, splits;
+  Value split, splits, tensorBatch;
   // Varlen: the sequences are the batch the grid walks (the tensors are
   // packed, batch 1).
+  // (Values are named before the op that takes them: the order of a
+  // call's arguments is not the order of the IR.)
   Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK();
-  Value sequences =
-      cuQ ? arith::SubIOp::create(b, loc, dim(cuQ, 0), index(1)) : Value();
   if (op.getKvSplits()) {
-    Value batches = cuQ ? sequences : dim(q, 0);
+    tensorBatch = dim(q, 0);
+    Value batches = tensorBatch;
+    if (cuQ) {
+      Value prefixSums = dim(cuQ, 0);
+      batches = arith::SubIOp::create(b, loc, prefixSums, index(1));
+    }
     Value batchHeads = arith::MulIOp::create(b, loc, batches, heads);
     split = arith::DivUIOp::create(b, loc, pidBH, batchHeads);
     pidBH = arith::RemUIOp::create(b, loc, pidBH, batchHeads);
-    // (The output stacks the tensors' batch, 1 when packed.)
-    splits = arith::DivUIOp::create(b, loc, dim(o, 0),
-                                    cuQ ? dim(q, 0) : batches);
+    // The output stacks the tensors' batch (1 when packed).
+    Value stacked = dim(o, 0);
+    splits = arith::DivUIOp::create(b, loc, stacked, tensorBatch);
   }
   Value batch = arith::DivUIOp::create(b, loc, pidBH, heads);
   Value head = arith::RemUIOp::create(b, loc, pidBH, heads);
@@ -199,7 +205,7 @@ void TileProgramBuilder::build() {
     kvEnd = arith::MinUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, kvBegin, span), kvLen);
     outBatch = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, split, dim(q, 0)), batch);
+        b, loc, arith::MulIOp::create(b, loc, split, tensorBatch), batch);
   }
 
   // Q stays in registers/cache for the whole loop; K and V walk the keys

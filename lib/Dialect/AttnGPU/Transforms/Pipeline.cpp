@@ -77,6 +77,14 @@ Value advanceIv(OpBuilder &b, Location loc, scf::ForOp loop, Value iv,
   return arith::AddIOp::create(b, loc, iv, steps);
 }
 
+/// `iv + offset * step < ub`: the iteration `offset` after `iv` exists.
+Value iterationExists(OpBuilder &b, Location loc, scf::ForOp loop, Value iv,
+                      int64_t offset) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                               advanceIv(b, loc, loop, iv, offset),
+                               loop.getUpperBound());
+}
+
 /// Values of a loop's body at a later iteration: `offset` iterations after
 /// the one `base` describes (the loop's own iteration inside the body; its
 /// first iteration, before the loop, for the prologue).
@@ -87,7 +95,8 @@ public:
 
   /// Whether `value` can be evaluated at a later iteration: it comes from
   /// outside the loop, is the induction variable, a loop-carried scalar
-  /// whose yielded value can, or a pure scalar op of the body on such.
+  /// whose yielded value can, or a pure op of the body on such (scalars
+  /// and views), or a load from a kernel argument the kernel only reads.
   bool computable(Value value) {
     SmallPtrSet<BlockArgument, 4> visiting;
     return computable(value, visiting);
@@ -119,9 +128,7 @@ public:
       // A load runs only for an iteration that exists, as the loop would
       // run it (its indices past the last may be out of bounds).
       Location loc = def->getLoc();
-      Value exists = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::slt, advancedIv(b, offset),
-          loop.getUpperBound());
+      Value exists = iterationExists(b, loc, loop, iv, offset);
       Type type = value.getType();
       clone = scf::IfOp::create(
           b, loc, exists,
@@ -278,14 +285,6 @@ Value issueCopy(OpBuilder &b, LaterIteration &later, AsyncCopyOp copy,
       copy.getCheckedChunks(), copy.getColumnsAttr(), predicate);
   issued->setDiscardableAttrs(copy->getDiscardableAttrDictionary());
   return issued.getToken();
-}
-
-/// `iv + offset * step < ub`: the iteration `offset` after `iv` exists.
-Value iterationExists(OpBuilder &b, Location loc, scf::ForOp loop, Value iv,
-                      int64_t offset) {
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                               advanceIv(b, loc, loop, iv, offset),
-                               loop.getUpperBound());
 }
 
 LogicalResult pipelineLoop(scf::ForOp loop, int64_t stages) {

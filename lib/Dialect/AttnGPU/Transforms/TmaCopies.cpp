@@ -328,12 +328,14 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
           loop.getStep());
       Value stage = arith::RemUIOp::create(b, loc, iteration, index(2));
       Value barrier = arith::AddIOp::create(b, loc, index(first), stage);
-      Value parity = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ne,
-          arith::AndIOp::create(
-              b, loc, arith::DivUIOp::create(b, loc, iteration, index(2)),
-              index(1)),
-          index(0));
+      // (Named one by one: the order of a call's arguments is not the
+      // order of the IR.)
+      Value pass = arith::DivUIOp::create(b, loc, iteration, index(2));
+      Value one = index(1);
+      Value odd = arith::AndIOp::create(b, loc, pass, one);
+      Value zero = index(0);
+      Value parity = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           odd, zero);
       MbarrierWaitOp::create(b, loc, barriers, barrier, parity,
                              ValueRange{carried});
       dropToken(wait, carried);
