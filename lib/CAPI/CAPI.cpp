@@ -140,12 +140,13 @@ static bool readOptions(const attn_launch_options *options, LaunchArgs &args,
   return true;
 }
 
-attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
-                                  const attn_tensor *q, const attn_tensor *k,
-                                  const attn_tensor *v, const attn_tensor *o,
-                                  const attn_tensor *lse, const float *scale,
-                                  void *stream,
-                                  const attn_launch_options *options) {
+/// attn_kernel_launch_ex's work; exceptions (a workspace the host cannot
+/// allocate) are the caller's to turn into a status.
+static attn_status launchEx(const attn_kernel *kernel, const attn_tensor *q,
+                            const attn_tensor *k, const attn_tensor *v,
+                            const attn_tensor *o, const attn_tensor *lse,
+                            const float *scale, void *stream,
+                            const attn_launch_options *options) {
   if (!kernel)
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                     "attn_kernel_launch: kernel is NULL");
@@ -183,6 +184,19 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
                         : ATTN_ERROR_INVALID_ARGUMENT,
                     error);
   return ATTN_OK;
+}
+
+attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
+                                  const attn_tensor *q, const attn_tensor *k,
+                                  const attn_tensor *v, const attn_tensor *o,
+                                  const attn_tensor *lse, const float *scale,
+                                  void *stream,
+                                  const attn_launch_options *options) {
+  try {
+    return launchEx(kernel, q, k, v, o, lse, scale, stream, options);
+  } catch (const std::exception &e) {
+    return failWith(ATTN_ERROR_RUNTIME, e.what());
+  }
 }
 
 attn_status attn_kernel_split_plan(const attn_kernel *kernel,

@@ -190,11 +190,9 @@ bool checkTensor(const TensorRef &t, const char *name, int rank,
   return true;
 }
 
-/// A paged launch's block table, checked; on the CPU target every entry
-/// a sequence uses must name one of the `pages` (the lengths are checked
-/// first, by checkSequenceLengths, against the table's capacity).
-bool checkBlockTable(const AttentionSpec &spec, const Target &target,
-                     const LaunchArgs &args, int64_t B, int64_t pages,
+/// A paged launch's block table: its shape (the lengths are checked
+/// next, against the capacity it gives, then its entries).
+bool checkBlockTable(const LaunchArgs &args, int64_t B, int64_t pages,
                      std::string &error) {
   const TensorRef &t = args.blockTable;
   if (!checkTensor(t, "block_table", 2, 4, false, error))
@@ -208,14 +206,20 @@ bool checkBlockTable(const AttentionSpec &spec, const Target &target,
     error = "the paged K and V have no pages";
     return false;
   }
-  if (target.kind != Target::Kind::Cpu || !args.kvLens.data ||
-      args.kvLens.sizes[0] != B)
+  return true;
+}
+
+/// On the CPU target (host memory), every block-table entry a sequence
+/// uses must name one of the `pages`; the lengths were checked already.
+bool checkBlockTableEntries(const AttentionSpec &spec, const Target &target,
+                            const LaunchArgs &args, int64_t B, int64_t pages,
+                            std::string &error) {
+  if (target.kind != Target::Kind::Cpu)
     return true;
-  int64_t capacity = t.sizes[1] * spec.pageSize;
+  const TensorRef &t = args.blockTable;
   for (int64_t b = 0; b < B; ++b) {
     int64_t length = static_cast<const int32_t *>(
         args.kvLens.data)[b * args.kvLens.strides[0]];
-    length = std::clamp<int64_t>(length, 0, capacity);
     for (int64_t p = 0; p * spec.pageSize < length; ++p) {
       int32_t page = static_cast<const int32_t *>(
           t.data)[b * t.strides[0] + p * t.strides[1]];
@@ -362,7 +366,7 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
                     "compiled for");
   int64_t B = q[0], H = q[1], SQ = q[2], SKV = k[2];
   if (spec_.pageSize != 0) {
-    if (!checkBlockTable(spec_, target_, args, B, k[0], error))
+    if (!checkBlockTable(args, B, k[0], error))
       return false;
     SKV = detail::keyCapacity(spec_, args);
   } else if (args.blockTable.data) {
@@ -384,7 +388,9 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
             "one (AttentionSpec::withLse)";
     return false;
   }
-  if (!checkSequenceLengths(spec_, target_, args, B, SQ, SKV, error))
+  if (!checkSequenceLengths(spec_, target_, args, B, SQ, SKV, error) ||
+      (spec_.pageSize &&
+       !checkBlockTableEntries(spec_, target_, args, B, k[0], error)))
     return false;
   float scale = args.scale ? *args.scale : float(1.0 / std::sqrt(double(D)));
   if (!std::isfinite(scale)) {
@@ -452,6 +458,10 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
     error = "batch * heads = " + std::to_string(gridY) +
             " exceeds the CUDA grid's y limit of 65535";
     return false;
+  }
+  if (gridX == 0 || gridY == 0) {
+    kind = Failure::None;
+    return true; // Varlen without a sequence or a query: nothing to run.
   }
   kind = Failure::Runtime;
   if (!run(args, scale, gridX, gridY, error))

@@ -178,8 +178,9 @@ SplitPlan Kernel::splitPlan(const LaunchArgs &args) const {
   if (splits == 0)
     splits = autoKvSplits(target_, queryPrograms(rows) * batches * H,
                           std::min(rows, blockM_), SKV);
-  if (target_.kind == Target::Kind::Cuda)
-    splits = std::min<int64_t>(splits, 65535 / (batches * H)); // grid y
+  // CUDA's grid y; on the CPU the same bound keeps a forced count from
+  // asking for a workspace past what its size can say.
+  splits = std::min<int64_t>(splits, std::max<int64_t>(1, 65535 / (batches * H)));
   if (splits <= 1)
     return plan;
   plan.splits = splits;

@@ -417,6 +417,12 @@ static std::string codeKey(ModuleOp tileProgram, const ::attn::Target &target,
 /// Host-side copies of a run's tensors plus, on the GPU, device copies.
 struct RunTensors {
   HostTensor q, k, v, o, lse;
+  /// Whether a run provides arguments of `kind`: these tensors, and the
+  /// scale.
+  static bool makes(KernelArgument::Kind kind) {
+    return kind == KernelArgument::Kind::Scale ||
+           RunTensors().byKind(kind) != nullptr;
+  }
   HostTensor *byKind(KernelArgument::Kind kind) {
     using Kind = KernelArgument::Kind;
     switch (kind) {
@@ -641,12 +647,16 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     return fail("the kernel's arguments are a split-KV combine's (partials, "
                 "partial_lse, output): attn-run runs attention kernels (Q, "
                 "K, V, O)");
-  if (sig.find(KernelArgument::Kind::KvLens) >= 0 ||
-      sig.find(KernelArgument::Kind::CuSeqlensQ) >= 0)
-    return fail("the kernel takes per-sequence lengths (kv_lens or "
-                "cu_seqlens), which attn-run does not make: run it through "
-                "the library (flash_attention_with_kvcache, "
-                "flash_attention_varlen)");
+  // It makes Q, K, V, O, the LSE and the scale: any other argument (the
+  // ABI lets them come in any subset) is refused here, not met as a
+  // tensor it lacks.
+  for (const KernelArgument &arg : sig.arguments)
+    if (!RunTensors::makes(arg.kind))
+      return fail(std::string("the kernel takes ") + kindName(arg.kind) +
+                  " (per-sequence lengths, a block table or prefix sums), "
+                  "which attn-run does not make: run it through the "
+                  "library (flash_attention_with_kvcache, "
+                  "flash_attention_varlen)");
 
   // The run's tensors; the kernel's static types must agree with them.
   DType dtype = *::attn::parseDType(opts.dtype);

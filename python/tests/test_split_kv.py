@@ -65,6 +65,11 @@ def test_more_splits_than_key_blocks_merge_empty_ranges():
     check(1, 2, 2, 3, 100, 32, None, 17)
 
 
+def test_a_huge_forced_split_count_is_bounded():
+    # (It used to ask for a workspace of 10^9 ranges and abort the process.)
+    check(1, 2, 1, 3, 100, 32, None, 10**9)
+
+
 def test_rows_without_keys_stay_zero_with_lse_minus_inf():
     # bottom_right with more queries than keys: the first 40 rows see no key.
     out, lse = check(1, 2, 1, 90, 50, 32, "bottom_right", 3)

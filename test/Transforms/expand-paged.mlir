@@ -1,12 +1,16 @@
 // RUN: attn-opt %s --attn-expand-flash-attention='block-m=64 block-n=64' | FileCheck %s
+// RUN: attn-opt %s --attn-expand-flash-attention='block-m=64 block-n=48' | FileCheck %s --check-prefix=GCD
 
 // A paged KV cache (block_table): the key blocks shrink to the page size
 // (here 32 < block-n 64), the capacity is the table's pages times the page
 // size, and each block's K and V come from its page (the table entry,
 // clamped to the pages) through a view of the rows the sequence uses, so
 // the load's boundary check stops at its length inside its last page. The
-// table slot and the row count are clamped too, so the same code is in
-// bounds past the last block (a GPU pipeline evaluates it early).
+// row count is clamped to >= 0 too, so the view is well formed past the
+// last block (a GPU pipeline evaluates it early).
+// A block-n that does not divide the page (48, page 32): blocks of their
+// greatest common divisor, 16, so that none straddles two pages.
+// GCD: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16
 !q = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 !p = memref<?x?x32x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 !l = memref<?xi32, strided<[?], offset: ?>>
@@ -22,10 +26,7 @@
 // CHECK: %[[KV:.+]] = arith.minsi %[[POS]], %[[CAP]]
 // CHECK-NOT: memref.subview
 // CHECK: scf.for %[[N0:.+]] = %{{.+}} to %[[KV]] step %c32
-// CHECK:   %[[BLOCK:.+]] = arith.divui %[[N0]], %c32
-// CHECK:   %[[ROWS:.+]] = memref.dim %[[T]], %{{.+}}
-// CHECK:   %[[LASTSLOT:.+]] = arith.subi %[[ROWS]], %{{.+}}
-// CHECK:   %[[SLOT:.+]] = arith.minui %[[BLOCK]], %[[LASTSLOT]]
+// CHECK:   %[[SLOT:.+]] = arith.divui %[[N0]], %c32
 // CHECK:   %[[ENTRY:.+]] = memref.load %[[T]][%[[B]], %[[SLOT]]]
 // CHECK:   %[[PAGE0:.+]] = arith.index_cast %[[ENTRY]]
 // CHECK:   %[[NP:.+]] = memref.dim %[[K]], %c0

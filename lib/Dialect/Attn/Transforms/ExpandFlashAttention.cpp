@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNEXPANDFLASHATTENTION
@@ -101,9 +102,10 @@ void TileProgramBuilder::build() {
         o = op.getOutput();
   int64_t headDim = op.getHeadDim(), headDimV = op.getHeadDimV();
   int64_t bm = config.blockM, bn = config.blockN;
-  // A key block of a paged cache lies in one page (both powers of two).
+  // A key block of a paged cache lies in one page: its size divides the
+  // page's (a power of two), as any block-n option may not.
   if (op.getBlockTable())
-    bn = std::min(bn, cast<MemRefType>(k.getType()).getDimSize(2));
+    bn = std::gcd(bn, cast<MemRefType>(k.getType()).getDimSize(2));
 
   // Program identity: query block, then batch*head decomposed (with
   // kv_splits: split*batch*heads + batch*head).
@@ -218,17 +220,14 @@ void TileProgramBuilder::build() {
   Value qTile = load(qPtr);
   // Paged: key n0's page (its block-table entry clamped to the pages) and
   // a view of the rows in use, so the load's boundary check stops at the
-  // sequence's length inside its last page.
-  // (The slot is clamped to the table and the rows to >= 0, so that the
-  // same code evaluated past the last block, as a GPU pipeline prefetching
-  // the next block does, stays in bounds.)
+  // sequence's length inside its last page. (The rows are clamped to >= 0
+  // so that the view stays well formed evaluated past the last block, as
+  // a GPU pipeline prefetching the next block does; it reads the table
+  // only for blocks that exist.)
   auto pagedBlocks = [&](Value n0) -> std::pair<Value, Value> {
     // (Each value named first: the order of a call's arguments is not
     // the order of the IR.)
-    Value block = arith::DivUIOp::create(b, loc, n0, index(pageSize));
-    Value maxPages = dim(table, 1);
-    Value lastSlot = arith::SubIOp::create(b, loc, maxPages, index(1));
-    Value slot = arith::MinUIOp::create(b, loc, block, lastSlot);
+    Value slot = arith::DivUIOp::create(b, loc, n0, index(pageSize));
     Value raw = memref::LoadOp::create(b, loc, table, ValueRange{batch, slot});
     Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
     Value pages = dim(k, 0);
