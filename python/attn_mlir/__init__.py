@@ -28,7 +28,8 @@ import threading
 
 from . import _capi
 
-__all__ = ["flash_attention", "cache_stats", "clear_memory_cache",
+__all__ = ["flash_attention", "flash_attention_with_kvcache",
+           "flash_attention_varlen", "cache_stats", "clear_memory_cache",
            "library_path", "version", "__version__"]
 
 library_path = _capi.library_path
@@ -82,6 +83,9 @@ _CAUSAL = {None: _capi.CAUSAL_NONE, False: _capi.CAUSAL_NONE,
            True: _capi.CAUSAL_TOP_LEFT, "none": _capi.CAUSAL_NONE,
            "top_left": _capi.CAUSAL_TOP_LEFT,
            "bottom_right": _capi.CAUSAL_BOTTOM_RIGHT}
+# The flash_attn-style calls: causal=True is bottom-right, as flash_attn's
+# (for True, numpy's True and 1 alike).
+_FLASH_ATTN_CAUSAL = {**_CAUSAL, True: _capi.CAUSAL_BOTTOM_RIGHT}
 
 class _KernelHandle:
     """One attn_kernel handle, released when the last reference goes: the
@@ -205,11 +209,11 @@ class _NumpyAdapter:
         return x.transpose(0, 2, 1, 3)
 
     def key(self, x):  # what a launch plan depends on
-        return (x.shape, x.strides, x.dtype.str)
+        return (x.shape, x.strides, x.dtype)
 
     def indices(self, x, name, like):
-        """An index tensor (lengths, prefix sums, a block table) as int32,
-        contiguous: int32 or int64 accepted."""
+        """An index tensor (lengths, prefix sums, a block table) as an
+        array, checked to be int32 or int64 (contiguous_int32 converts)."""
         np = self.np
         x = np.asarray(x)
         if x.dtype not in (np.int32, np.int64):
@@ -429,9 +433,14 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
         raise TypeError("give the new keys k and values v together (or "
                         "neither)")
     if k is not None and capacity is not None:
+        # Everything the attention will check, checked before the caches
+        # are written: a refused call leaves them as they were.
+        _adapter_for(q, k, v)  # (q's kind and device, no gradient)
+        if q.ndim == 4:
+            _checked_dims(adapter, [adapter.permute(t) for t in
+                                    (q, k_cache, v_cache)], page_size)
+        _check_scale(scale)
         for name, new, cache in (("k", k, k_cache), ("v", v, v_cache)):
-            if adapter is not _adapter_for(q, new, cache):
-                raise TypeError(f"{name} must be of q's kind (numpy or torch)")
             if (new.ndim != 4 or new.shape[0] != B or
                     new.shape[2:] != cache.shape[2:] or
                     new.shape[1] != k.shape[1]):
@@ -460,7 +469,7 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
         q, k_cache, v_cache, causal_code, scale, "bshd", return_lse,
         num_splits, kv_lens=adapter.contiguous_int32(lens),
         block_table=None if table is None else adapter.contiguous_int32(table),
-        page_size=page_size)
+        page_size=page_size, adapter=adapter)
 
 
 def _check_cache_indices(lens, capacity, table, page_size, pages):
@@ -493,7 +502,8 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     [total_q, H, D], k / v [total_k, HKV, D] (HKV dividing H), cu_seqlens_q
     / cu_seqlens_k [sequences + 1] (int32, or int64 within it) the prefix
     sums of the lengths: sequence b is rows cu[b]:cu[b+1]. max_seqlen_q
-    bounds every query length (checked); max_seqlen_k is accepted as
+    bounds every query length (checked on the host, as the prefix sums
+    are: see below); max_seqlen_k is accepted as
     flash_attn takes it. causal: None/False, True or "bottom_right"
     (flash_attn's: each sequence's queries are its last positions),
     "top_left". Returns the output [total_q, H, DV] (and the float32 LSE
@@ -544,7 +554,8 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     cus = [adapter.contiguous_int32(cu) for cu in cus]
     result = _flash_attention_arrays(
         q[None], k[None], v[None], causal_code, scale, "bshd", return_lse,
-        num_splits, varlen=(cus[0], cus[1], int(max_seqlen_q)))
+        num_splits, varlen=(cus[0], cus[1], int(max_seqlen_q)),
+        adapter=adapter)
     if return_lse:
         return result[0][0], result[1][0]
     return result[0]
@@ -559,9 +570,7 @@ def _flash_attn_options(scale, softmax_scale, num_splits, causal):
             raise TypeError("give scale or softmax_scale, not both")
         scale = softmax_scale
     _check_num_splits(num_splits)
-    if causal is True:
-        causal = "bottom_right"
-    return scale, _lookup_causal(causal, _CAUSAL)
+    return scale, _lookup_causal(causal, _FLASH_ATTN_CAUSAL)
 
 
 def _check_num_splits(num_splits):
@@ -588,15 +597,16 @@ _MAX_ARRAY_PLANS = 1024
 
 def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
                             num_splits, kv_lens=None, varlen=None,
-                            block_table=None, page_size=0):
+                            block_table=None, page_size=0, adapter=None):
     """flash_attention on numpy arrays or torch tensors (through their
     adapter, not the torch operator: the flash_attn-style calls), with
     per-sequence key lengths when kv_lens (int32 [B], contiguous) is given,
     pages of that size when block_table (int32 [B, max_pages], contiguous)
     is, packed sequences when varlen (cu_seqlens_q, cu_seqlens_k,
     max_seqlen_q) is. The first call of a key checks the arguments and
-    builds the C arguments (a plan); later ones fill in the pointers."""
-    adapter = _adapter_for(q, k, v)
+    builds the C arguments (a plan); later ones fill in the pointers.
+    `adapter`: _adapter_for(q, k, v) when the caller has it already."""
+    adapter = adapter or _adapter_for(q, k, v)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 4:
             raise ValueError(f"{name} must have rank 4 ({layout}), it has "
@@ -653,17 +663,24 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
     return (out, lse) if return_lse else out
 
 
+def _checked_dims(adapter, views, page_size):
+    """The logical [B, H, S, D] views of q, k, v checked against each other
+    (one dtype, shapes): (dtype code, (B, H, SQ, D, HKV, SKV, DV))."""
+    codes = [adapter.dtype_code(t) for t in views]
+    if len(set(codes)) != 1:
+        raise TypeError(f"q, k and v must have one dtype, got "
+                        f"{', '.join(str(t.dtype) for t in views)}")
+    return codes[0], _check_shapes(*(t.shape for t in views),
+                                   paged=bool(page_size))
+
+
 def _make_array_plan(adapter, q, views, indices, causal_code, scale, layout,
                      return_lse, num_splits, page_size, varlen):
     """The checks and C arguments of _flash_attention_arrays for one key;
     the data pointers are the caller's to fill in."""
     lq, lk, lv = views
-    codes = [adapter.dtype_code(t) for t in views]
-    if len(set(codes)) != 1:
-        raise TypeError(f"q, k and v must have one dtype, got {lq.dtype}, "
-                        f"{lk.dtype}, {lv.dtype}")
-    B, H, SQ, D, HKV, SKV, DV = _check_shapes(lq.shape, lk.shape, lv.shape,
-                                              paged=bool(page_size))
+    code, dims = _checked_dims(adapter, views, page_size)
+    B, H, SQ, D, HKV, SKV, DV = dims
     plan = _ArrayPlan()
     plan.out_shape = (B, H, SQ, DV) if layout == "bhsd" else (B, SQ, H, DV)
     plan.lse_shape = (B, H, SQ)
@@ -675,7 +692,7 @@ def _make_array_plan(adapter, q, views, indices, causal_code, scale, layout,
     kv_lens = indices[0]
     with adapter.device_scope(q):
         target = adapter.target(q)
-        plan.handle = _kernel(codes[0], D, DV, causal_code, H // HKV,
+        plan.handle = _kernel(code, D, DV, causal_code, H // HKV,
                               return_lse, target, kv_lens is not None,
                               varlen is not None, page_size)
     out = adapter.empty(q, plan.out_shape)

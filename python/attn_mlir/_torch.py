@@ -1,20 +1,23 @@
 """attn_mlir.flash_attention for torch tensors: two torch operators,
 
     torch.ops.attn_mlir.flash_attention(q, k, v, causal="none", scale=None,
-                                        layout="bhsd") -> out
+                                        layout="bhsd", num_splits=0) -> out
     torch.ops.attn_mlir.flash_attention_lse(...same...) -> (out, lse)
 
 registered with torch.library: kernels for CPU tensors (the CPU back end)
 and CUDA tensors (the GPU, on the current stream), a fake implementation
 (output shapes, for torch.compile and meta tensors) and an Autograd kernel
 that refuses inputs which require grad while grad mode is on, since there is
-no backward yet (rather than returning an output without gradients).
+no backward yet (rather than returning an output without gradients); and
+the adapter through which attn_mlir's flash_attn-style calls
+(flash_attention_with_kvcache, flash_attention_varlen) take torch tensors.
 
 Imported by attn_mlir when it first meets a torch tensor (or at its import
 when torch is already imported); the package itself never imports torch.
 
 A call costs what the dispatcher costs plus one ctypes call: the first call
-with a given (shapes, strides, dtypes, devices, mask, scale, layout, thread)
+with a given (shapes, strides, dtypes, devices, mask, scale, layout,
+num_splits, thread)
 checks the arguments, gets the kernel and builds its C arguments (a launch
 plan); later calls fill in the data pointers and launch.
 """
@@ -255,9 +258,10 @@ def tensor_adapter(q, k, v):
         raise ValueError(f"q, k and v must be on one device, got {q.device}, "
                          f"{k.device}, {v.device}")
     if q.device.type not in ("cpu", "cuda"):
-        raise ValueError(f"tensors on {q.device} are not supported (CPU or "
-                         f"CUDA)")
+        raise TypeError(f"tensors on {q.device} are not supported (CPU or "
+                        f"CUDA)")
     _refuse_grad(q, k, v)
+    _refuse_dual(q, k, v)
     return _tensor_adapter
 
 

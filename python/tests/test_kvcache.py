@@ -66,6 +66,16 @@ def test_empty_sequence_and_rows_without_keys():
     assert np.all(out[1, :2] == 0) and np.all(lse[1, :, :2] == -np.inf)
 
 
+def test_causal_true_is_bottom_right_as_numpy_true():
+    q, k, v = make(1, 4, 2, 2, 40, 32, [30])
+    lens = np.array([30], np.int32)
+    outs = [attn_mlir.flash_attention_with_kvcache(
+        q, k, v, cache_seqlens=lens, causal=c)
+        for c in (True, np.True_, "bottom_right")]
+    assert np.array_equal(outs[0], outs[1])
+    assert np.array_equal(outs[0], outs[2])
+
+
 def test_int64_lengths_and_softmax_scale():
     q, k, v = make(2, 2, 4, 4, 80, 32, [80, 33])
     a = attn_mlir.flash_attention_with_kvcache(
@@ -260,6 +270,14 @@ def test_bad_new_keys():
         call(q, k, v, new.astype(np.float16), new, cache_seqlens=lens)
     with pytest.raises(ValueError, match="cache_seqlens must be >= 0"):
         call(q, k, v, new, new, cache_seqlens=np.array([-1, 3], np.int32))
+    # Refused by the attention's own checks (q's dtype, its heads), after
+    # the new keys' checks passed: nothing written either.
+    with pytest.raises(TypeError, match="one dtype"):
+        call(q.astype(np.float16), k, v, new, new,
+             cache_seqlens=np.array([10, 20], np.int32))
+    with pytest.raises(ValueError, match="not a multiple"):
+        call(q[:, :, :1], k, v, new, new,
+             cache_seqlens=np.array([10, 20], np.int32))
     # Nothing was written by the refused calls.
     assert np.isnan(k[0, 10:]).all() and np.isnan(k[1, 62:]).all()
 
