@@ -24,7 +24,9 @@
 extern "C" {
 #endif
 
-#define ATTN_C_API_VERSION 1
+/* 2: attn_spec and attn_launch_options grew (per-sequence lengths,
+ * varlen, pages; split-KV options): code built against 1 must be rebuilt. */
+#define ATTN_C_API_VERSION 2
 
 typedef enum attn_status {
   ATTN_OK = 0,
