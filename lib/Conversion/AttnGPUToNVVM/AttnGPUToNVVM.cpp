@@ -76,11 +76,44 @@ static std::optional<int64_t> groupsBetween(Operation *copy, Operation *end) {
   return groupsIssued(std::next(copy->getIterator()), end->getIterator());
 }
 
+/// The cp.async groups issued after the copy of iteration argument `arg`
+/// of `loop` (the token it holds in this iteration) up to `to` in the body,
+/// the fewest over the ways there: the value the loop entered with (a copy
+/// before the loop) in the first iteration, in the others the value the
+/// previous iteration yielded: a copy of the body, or another argument (a
+/// ring's token carried on, as the ring's later stages are; `depth` bounds
+/// the chain).
+static std::optional<int64_t> groupsAfterArgument(scf::ForOp loop,
+                                                  unsigned index,
+                                                  Block::iterator to,
+                                                  unsigned depth = 0) {
+  Block *body = loop.getBody();
+  std::optional<int64_t> inBody = groupsIssued(body->begin(), to);
+  auto before = loop.getInitArgs()[index].getDefiningOp<AsyncCopyOp>();
+  if (!inBody || depth > 8 || !before || before->getBlock() != loop->getBlock())
+    return std::nullopt;
+  std::optional<int64_t> first = groupsBetween(before, loop);
+  Value yielded = loop.getYieldedValues()[index];
+  std::optional<int64_t> later;
+  if (auto copy = yielded.getDefiningOp<AsyncCopyOp>()) {
+    if (copy->getBlock() == body)
+      later = groupsBetween(copy, body->getTerminator());
+  } else if (auto carried = dyn_cast<BlockArgument>(yielded);
+             carried && carried.getOwner() == body &&
+             carried.getArgNumber() > 0) {
+    later = groupsAfterArgument(loop, carried.getArgNumber() - 1,
+                                body->getTerminator()->getIterator(),
+                                depth + 1);
+  }
+  if (!first || !later)
+    return std::nullopt;
+  return std::min(*first, *later) + *inBody;
+}
+
 /// The cp.async groups issued after the copy of `token` up to `wait`, the
 /// fewest over the ways there that straight-line code shows: the copy
-/// before the wait in its block, or (a token the loop holding the wait
-/// carries) the copy before the loop for its first iteration and the
-/// copy yielded by its body for the others.
+/// before the wait in its block, or a token the loop holding the wait
+/// carries (groupsAfterArgument).
 static std::optional<int64_t> groupsAfter(Value token, AsyncWaitOp wait) {
   Block *block = wait->getBlock();
   if (auto copy = token.getDefiningOp<AsyncCopyOp>()) {
@@ -89,25 +122,13 @@ static std::optional<int64_t> groupsAfter(Value token, AsyncWaitOp wait) {
     return groupsBetween(copy, wait);
   }
   auto arg = dyn_cast<BlockArgument>(token);
-  auto loop = arg && arg.getOwner() == block
+  auto loop = arg && arg.getOwner() == block && arg.getArgNumber() > 0
                   ? dyn_cast<scf::ForOp>(block->getParentOp())
                   : nullptr;
   if (!loop)
     return std::nullopt;
-  unsigned index = arg.getArgNumber() - 1;
-  auto before = loop.getInitArgs()[index].getDefiningOp<AsyncCopyOp>();
-  auto yielded = loop.getYieldedValues()[index].getDefiningOp<AsyncCopyOp>();
-  if (!before || !yielded || before->getBlock() != loop->getBlock() ||
-      yielded->getBlock() != block)
-    return std::nullopt;
-  std::optional<int64_t> inBody =
-      groupsIssued(block->begin(), wait->getIterator());
-  std::optional<int64_t> first = groupsBetween(before, loop);
-  std::optional<int64_t> later =
-      groupsBetween(yielded, block->getTerminator());
-  if (!inBody || !first || !later)
-    return std::nullopt;
-  return std::min(*first, *later) + *inBody;
+  return groupsAfterArgument(loop, arg.getArgNumber() - 1,
+                             wait->getIterator());
 }
 
 /// The cp.async groups `wait` may leave in flight: those issued after the

@@ -246,3 +246,49 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A three-stage ring: the tokens of iterations j and j + 1 are carried, the
+// oldest passed on by the yield. The wait for iteration j's tile leaves two
+// copies in flight (j + 1's, from the prologue or the iteration before, and
+// j + 2's, issued ahead of the wait): wait_group 2, whichever way the
+// tokens came.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @three_stage_ring_waits
+    // CHECK: scf.for {{.+}} iter_args({{.+}}) -> (i32, i32)
+    // CHECK: nvvm.cp.async.commit.group
+    // CHECK-NEXT: arith.constant 0 : i32
+    // CHECK-NEXT: nvvm.cp.async.wait.group 2
+    // CHECK-NEXT: scf.yield
+    // CHECK-NEXT: }
+    // CHECK-NEXT: nvvm.cp.async.wait.group 0
+    gpu.func @three_stage_ring_waits(%k: memref<?x64xf16, strided<[64, 1], offset: ?>>, %n: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c3 = arith.constant 3 : index
+      %c64 = arith.constant 64 : index
+      %ring = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16, xor_rows, stages = 3>
+      %runs0 = arith.cmpi slt, %c0, %n : index
+      %first = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %ring[%c0] if %runs0 : memref<?x64xf16, strided<[64, 1], offset: ?>>, !attngpu.shared<64x64xf16, xor_rows, stages = 3>
+      %runs1 = arith.cmpi slt, %c64, %n : index
+      %second = attngpu.async_copy %k[%c64, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %ring[%c1] if %runs1 : memref<?x64xf16, strided<[64, 1], offset: ?>>, !attngpu.shared<64x64xf16, xor_rows, stages = 3>
+      %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%t = %first, %t1 = %second) -> (!attngpu.token, !attngpu.token) {
+        %from0 = arith.subi %i, %c0 : index
+        %iter = arith.divui %from0, %c64 : index
+        %iter2 = arith.addi %iter, %c2 : index
+        %ahead = arith.remui %iter2, %c3 : index
+        %i2 = arith.addi %i, %c64 : index
+        %i3 = arith.addi %i2, %c64 : index
+        %more = arith.cmpi slt, %i3, %n : index
+        %u = attngpu.async_copy %k[%i3, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %ring[%ahead] if %more : memref<?x64xf16, strided<[64, 1], offset: ?>>, !attngpu.shared<64x64xf16, xor_rows, stages = 3>
+        attngpu.async_wait %t
+        scf.yield %t1, %u : !attngpu.token, !attngpu.token
+      }
+      attngpu.async_wait %r#0, %r#1
+      gpu.return
+    }
+  }
+}

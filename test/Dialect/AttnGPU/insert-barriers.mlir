@@ -699,3 +699,51 @@ func.func @wgmma_waits_in_order(%zero: !acc) -> !acc {
   attngpu.local_store %zero, %x[%c0] : !acc, !s
   return %r : !acc
 }
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!map = !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>
+!r = !attngpu.shared<128x128xf16, wgmma_128b, stages = 3>
+!a = !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+
+// A three-stage TMA ring (attngpu-tma-copies' form) whose body waits the
+// newer carried token, iteration j + 1's, instead of j's: the read of
+// stage j mod 3 is refused. The analysis tells the runs of the carried
+// copies apart (iteration j's is the copy made two iterations back, or the
+// prologue's for stage j): waiting one does not settle the other.
+func.func @three_stage_ring_waits_newer(%k: !k, %map: !map {attngpu.tensor_map_of = 0 : i64}, %b: index, %lb: index, %ub: index) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<3>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c128 = arith.constant 128 : index
+  %r = attngpu.alloc_shared : !r
+  %first = arith.cmpi slt, %lb, %ub : index
+  %t0 = attngpu.tma_load %map[%b, %lb, %c0, %c0] into %r[%c0] arrive %bars[%c0] if %first : !map, !r, !attngpu.mbarriers<3>
+  %lb1 = arith.addi %lb, %c128 : index
+  %second = arith.cmpi slt, %lb1, %ub : index
+  %t1 = attngpu.tma_load %map[%b, %lb1, %c0, %c0] into %r[%c1] arrive %bars[%c1] if %second : !map, !r, !attngpu.mbarriers<3>
+  %last:2 = scf.for %i = %lb to %ub step %c128 iter_args(%t = %t0, %tn = %t1) -> (!attngpu.token, !attngpu.token) {
+    %n = arith.subi %i, %lb : index
+    %j = arith.divui %n, %c128 : index
+    %stage = arith.remui %j, %c3 : index
+    %j2 = arith.addi %j, %c2 : index
+    %ahead = arith.remui %j2, %c3 : index
+    %i2 = arith.addi %i, %c128 : index
+    %more = arith.cmpi slt, %i2, %ub : index
+    %t2 = attngpu.tma_load %map[%b, %i2, %c0, %c0] into %r[%ahead] arrive %bars[%ahead] if %more : !map, !r, !attngpu.mbarriers<3>
+    %j1 = arith.addi %j, %c1 : index
+    %newer = arith.remui %j1, %c3 : index
+    %fill = arith.divui %j1, %c3 : index
+    %odd = arith.andi %fill, %c1 : index
+    %parity = arith.cmpi ne, %odd, %c0 : index
+    attngpu.mbarrier_wait %bars[%newer] parity %parity for %tn : !attngpu.mbarriers<3>
+    // expected-error @+1 {{reads a shared buffer that an attngpu.tma_load writes and whose token is not waited (attngpu.mbarrier_wait)}}
+    %ka = attngpu.local_load %r[%stage] : !r -> !a
+    scf.yield %tn, %t2 : !attngpu.token, !attngpu.token
+  }
+  attngpu.unissued %last#0, %last#1
+  return
+}

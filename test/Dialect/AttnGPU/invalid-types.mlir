@@ -152,7 +152,7 @@ func.func private @f() attributes {s = #attngpu.schedule<staged_output = -2>}
 
 // -----
 
-// expected-error @+1 {{schedule setting 'kv_stages' must be from -1 to 2 (-1: the choice measured for the kernel), got 9}}
+// expected-error @+1 {{schedule setting 'kv_stages' must be from -1 to 8 (-1: the choice measured for the kernel), got 9}}
 func.func private @f() attributes {s = #attngpu.schedule<kv_stages = 9>}
 
 // -----

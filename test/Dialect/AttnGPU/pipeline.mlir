@@ -5,6 +5,9 @@
 // RUN: attn-opt %s --split-input-file --attngpu-pipeline=stages=2 --attngpu-allocate-shared --attngpu-insert-barriers | FileCheck %s --check-prefix=SYNC
 // Without stages (option 0, no #attngpu.schedule): nothing changes.
 // RUN: attn-opt %s --split-input-file --attngpu-pipeline | FileCheck %s --check-prefix=OFF
+// Three stages: two copies in flight, their tokens carried oldest first.
+// RUN: attn-opt %s --split-input-file --attngpu-pipeline=stages=3 | FileCheck %s --check-prefix=THREE
+// RUN: attn-opt %s --split-input-file --attngpu-pipeline=stages=3 --attngpu-allocate-shared --attngpu-insert-barriers | FileCheck %s --check-prefix=SYNC3
 
 !g = memref<?x64xf16, strided<[64, 1], offset: ?>>
 !s = !attngpu.shared<64x64xf16, xor_rows>
@@ -51,6 +54,40 @@
 // OFF-LABEL: func.func @keys
 // OFF-NOT: stages = 2
 // OFF: attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows>
+
+// The prologue copies iterations 0 and 1 into stages 0 and 1; iteration j
+// copies iteration j + 2 (its row evaluated two iterations on: the carried
+// offset's yield cloned twice) into stage (j + 2) mod 3, waits the oldest
+// token and passes the newer on.
+// THREE-LABEL: func.func @keys
+// THREE: %[[RING:.+]] = attngpu.alloc_shared : !attngpu.shared<64x64xf16, xor_rows, stages = 3>
+// THREE: %[[T0:.+]] = attngpu.async_copy %{{.+}} into %[[RING]][%[[S0:.+]]] if
+// THREE: %[[T1:.+]] = attngpu.async_copy %{{.+}} into %[[RING]][%[[S1:.+]]] if
+// THREE: %[[LOOP:.+]]:4 = scf.for {{.+}} iter_args(%[[ROW:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %[[OLD:.+]] = %[[T0]], %[[NEW:.+]] = %[[T1]])
+// THREE: %[[ITER:.+]] = arith.divui
+// THREE: %[[STAGE:.+]] = arith.remui %[[ITER]], %[[C3:.+]] : index
+// THREE: %[[ITER2:.+]] = arith.addi %[[ITER]], %{{.+}} : index
+// THREE: %[[AHEAD_STAGE:.+]] = arith.remui %[[ITER2]], %[[C3]] : index
+// THREE: %[[ROW1:.+]] = arith.addi %[[ROW]], %{{.+}} : index
+// THREE: %[[ROW2:.+]] = arith.addi %[[ROW1]], %{{.+}} : index
+// THREE: %[[AHEAD:.+]] = attngpu.async_copy %{{.+}}[%[[ROW2]], %{{.+}}] {{.+}} into %[[RING]][%[[AHEAD_STAGE]]] if
+// THREE-NEXT: attngpu.async_wait %[[OLD]]
+// THREE-NEXT: attngpu.local_load %[[RING]][%[[STAGE]]] transpose
+// THREE: scf.yield %{{.+}}, %{{.+}}, %[[NEW]], %[[AHEAD]]
+// THREE: attngpu.async_wait %[[LOOP]]#2, %[[LOOP]]#3
+// The barriers as for two stages: the copy ahead writes the stage read an
+// iteration ago (stage (j + 2) mod 3 = (j - 1) mod 3), the read follows the
+// wait for other threads' copies; the copies in flight are other stages.
+// SYNC3-LABEL: func.func @keys
+// SYNC3: scf.for
+// SYNC3-NOT: attngpu.barrier
+// SYNC3: attngpu.barrier
+// SYNC3-NEXT: attngpu.async_copy
+// SYNC3-NEXT: attngpu.async_wait
+// SYNC3-NEXT: attngpu.barrier
+// SYNC3-NEXT: attngpu.local_load
+// SYNC3-NOT: attngpu.barrier
+// SYNC3: scf.yield
 func.func @keys(%k: !g, %n: index, %qa: !a, %zero: !acc) -> !acc {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
@@ -200,8 +237,8 @@ func.func @carried_from_memory(%k: !g, %steps: memref<?xindex>, %n: index) -> !b
 
 // -----
 
-// RUN: not attn-opt %s --split-input-file --attngpu-pipeline=stages=3 2>&1 | FileCheck %s --check-prefix=DEEP
-// DEEP: error: 'func.func' op asks attngpu-pipeline for a ring of 3 stages; 2 at most so far
+// RUN: not attn-opt %s --split-input-file --attngpu-pipeline=stages=9 2>&1 | FileCheck %s --check-prefix=DEEP
+// DEEP: error: 'func.func' op asks attngpu-pipeline for a ring of 9 stages; 8 at most
 func.func @deep(%n: index) {
   return
 }

@@ -265,3 +265,111 @@ func.func @ring_with_unpredicated_prologue(%k: !k, %b: index, %lb: index, %ub: i
   attngpu.async_wait %last
   return
 }
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!r = !attngpu.shared<128x128xf16, wgmma_128b, stages = 3>
+!a = !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+
+// A three-stage ring: the prologue fills stages 0 and 1, iteration j fills
+// stage (j + 2) mod 3; the tokens of iterations j and j + 1 are carried,
+// the newer passed on to the older position by the yield. Three mbarriers,
+// one per stage; iteration j waits on mbarrier j mod 3 with parity
+// (j / 3) mod 2; both carried tokens are unissued after the loop.
+// CHECK-LABEL: func.func @three_stage_ring
+// CHECK: %[[BARS:.+]] = attngpu.alloc_mbarriers : !attngpu.mbarriers<3>
+// CHECK: %[[T0:.+]] = attngpu.tma_load %{{.+}} into %[[R:.+]][%[[S0:.+]]] arrive %[[BARS]][%{{.+}}] if
+// CHECK: %[[T1:.+]] = attngpu.tma_load %{{.+}} into %[[R]][%[[S1:.+]]] arrive %[[BARS]][%{{.+}}] if
+// CHECK: %[[LOOP:.+]]:2 = scf.for %[[IV:.+]] = %[[LB:[^ ]+]] to %{{.+}} step %[[STEP:[^ ]+]] iter_args(%[[OLD:.+]] = %[[T0]], %[[NEW:.+]] = %[[T1]])
+// CHECK:   %[[T2:.+]] = attngpu.tma_load %{{.+}} into %[[R]][%{{.+}}] arrive %[[BARS]][%{{.+}}] if
+// CHECK:   %[[J:.+]] = arith.divui %{{.+}}, %[[STEP]]
+// CHECK:   %[[THREE:.+]] = arith.constant 3 : index
+// CHECK:   %[[STAGE:.+]] = arith.remui %[[J]], %[[THREE]] : index
+// CHECK:   %[[WHICH:.+]] = arith.addi %{{.+}}, %[[STAGE]] : index
+// CHECK:   %[[THREE2:.+]] = arith.constant 3 : index
+// CHECK:   %[[FILL:.+]] = arith.divui %[[J]], %[[THREE2]] : index
+// CHECK:   %[[ODD:.+]] = arith.andi %[[FILL]]
+// CHECK:   %[[P:.+]] = arith.cmpi ne, %[[ODD]]
+// CHECK:   attngpu.mbarrier_wait %[[BARS]][%[[WHICH]]] parity %[[P]] for %[[OLD]]
+// CHECK:   scf.yield %[[NEW]], %[[T2]]
+// CHECK: attngpu.unissued %[[LOOP]]#0, %[[LOOP]]#1
+// CHECK-NEXT: return
+// SYNC-LABEL: func.func @three_stage_ring
+// SYNC: scf.for
+// SYNC: attngpu.barrier
+// SYNC-NEXT: attngpu.tma_load
+// SYNC-NOT: attngpu.barrier
+// SYNC: attngpu.mbarrier_wait
+// SYNC-NEXT: attngpu.local_load
+// SYNC: attngpu.unissued
+func.func @three_stage_ring(%k: !k, %b: index, %lb: index, %ub: index)
+    attributes {attngpu.schedule = #attngpu.schedule<tma_copies = 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c128 = arith.constant 128 : index
+  %r = attngpu.alloc_shared : !r
+  %first = arith.cmpi slt, %lb, %ub : index
+  %t0 = attngpu.async_copy %k[%b, %lb, %c0, %c0] dims = [1, 3] boundary_check = [0] padding = zero into %r[%c0] if %first : !k, !r
+  %lb1 = arith.addi %lb, %c128 : index
+  %second = arith.cmpi slt, %lb1, %ub : index
+  %t1 = attngpu.async_copy %k[%b, %lb1, %c0, %c0] dims = [1, 3] boundary_check = [0] padding = zero into %r[%c1] if %second : !k, !r
+  %last:2 = scf.for %i = %lb to %ub step %c128 iter_args(%t = %t0, %tn = %t1) -> (!attngpu.token, !attngpu.token) {
+    %n = arith.subi %i, %lb : index
+    %j = arith.divui %n, %c128 : index
+    %stage = arith.remui %j, %c3 : index
+    %j2 = arith.addi %j, %c2 : index
+    %ahead = arith.remui %j2, %c3 : index
+    %i1 = arith.addi %i, %c128 : index
+    %i2 = arith.addi %i1, %c128 : index
+    %more = arith.cmpi slt, %i2, %ub : index
+    %t2 = attngpu.async_copy %k[%b, %i2, %c0, %c0] dims = [1, 3] boundary_check = [0] padding = zero into %r[%ahead] if %more : !k, !r
+    attngpu.async_wait %t
+    %ka = attngpu.local_load %r[%stage] : !r -> !a
+    scf.yield %tn, %t2 : !attngpu.token, !attngpu.token
+  }
+  attngpu.async_wait %last#0, %last#1
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!r = !attngpu.shared<128x128xf16, wgmma_128b, stages = 3>
+!a = !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+
+// Not a ring's form, so cp.async: the body waits the newer carried token
+// (the one the yield passes on), not the oldest.
+// FORCE-LABEL: func.func @three_stage_ring_waits_newer
+// FORCE-NOT: attngpu.tma_load
+// FORCE: return
+func.func @three_stage_ring_waits_newer(%k: !k, %b: index, %lb: index, %ub: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c128 = arith.constant 128 : index
+  %r = attngpu.alloc_shared : !r
+  %first = arith.cmpi slt, %lb, %ub : index
+  %t0 = attngpu.async_copy %k[%b, %lb, %c0, %c0] dims = [1, 3] boundary_check = [0] padding = zero into %r[%c0] if %first : !k, !r
+  %lb1 = arith.addi %lb, %c128 : index
+  %second = arith.cmpi slt, %lb1, %ub : index
+  %t1 = attngpu.async_copy %k[%b, %lb1, %c0, %c0] dims = [1, 3] boundary_check = [0] padding = zero into %r[%c1] if %second : !k, !r
+  %last:2 = scf.for %i = %lb to %ub step %c128 iter_args(%t = %t0, %tn = %t1) -> (!attngpu.token, !attngpu.token) {
+    %n = arith.subi %i, %lb : index
+    %j = arith.divui %n, %c128 : index
+    %stage = arith.remui %j, %c3 : index
+    %j2 = arith.addi %j, %c2 : index
+    %ahead = arith.remui %j2, %c3 : index
+    %i2 = arith.addi %i, %c128 : index
+    %more = arith.cmpi slt, %i2, %ub : index
+    %t2 = attngpu.async_copy %k[%b, %i2, %c0, %c0] dims = [1, 3] boundary_check = [0] padding = zero into %r[%ahead] if %more : !k, !r
+    attngpu.async_wait %tn
+    %ka = attngpu.local_load %r[%stage] : !r -> !a
+    scf.yield %tn, %t2 : !attngpu.token, !attngpu.token
+  }
+  attngpu.async_wait %last#0, %last#1
+  return
+}

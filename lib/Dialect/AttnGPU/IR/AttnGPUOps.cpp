@@ -258,12 +258,22 @@ LogicalResult MbarrierWaitOp::verify() {
 }
 
 LogicalResult UnissuedOp::verify() {
-  // Each token: a predicated tma_load, or a loop's result that yields one.
+  // Each token: a predicated tma_load, or a loop's result that yields one
+  // (directly, or carried on through the loop's arguments as a ring's later
+  // stages are).
   for (Value token : getTokens()) {
     Value produced = token;
-    if (auto loop = token.getDefiningOp<scf::ForOp>())
-      produced = loop.getBody()->getTerminator()->getOperand(
-          cast<OpResult>(token).getResultNumber());
+    if (auto loop = token.getDefiningOp<scf::ForOp>()) {
+      Operation *yield = loop.getBody()->getTerminator();
+      produced = yield->getOperand(cast<OpResult>(token).getResultNumber());
+      for (int carried = 0; carried < 8; ++carried) {
+        auto arg = dyn_cast<BlockArgument>(produced);
+        if (!arg || arg.getOwner() != loop.getBody() ||
+            arg.getArgNumber() == 0)
+          break;
+        produced = yield->getOperand(arg.getArgNumber() - 1);
+      }
+    }
     auto load = produced.getDefiningOp<TmaLoadOp>();
     if (!load || !load.getPredicate())
       return emitOpError() << "takes tokens of predicated attngpu.tma_loads "

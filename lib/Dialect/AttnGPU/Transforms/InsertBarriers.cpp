@@ -41,18 +41,23 @@ struct RingIndex {
   }
 };
 
+/// Ages past this are one (a copy carried further than a ring of 8 stages
+/// does is not told apart from older ones).
+constexpr unsigned kMaxAge = 8;
+
 /// One access of an op to (a stage of) a shared buffer.
 struct Access {
   Operation *op;
   Value buffer; // the accessed value (an alloc_shared result, normally)
   Value stage;  // null: every stage
   std::optional<RingIndex> ring;
-  /// Done in an earlier iteration of a loop holding `op` (its stage value
-  /// was computed then: only a constant or a ring index still says which).
-  bool earlier = false;
+  /// How many iterations ago of the loops holding `op` it was done: the
+  /// back edges of those loops crossed since (up to kMaxAge). Its stage
+  /// value, if not a constant or a ring index, was computed then.
+  unsigned age = 0;
   bool operator==(const Access &other) const {
     return op == other.op && buffer == other.buffer && stage == other.stage &&
-           ring == other.ring && earlier == other.earlier;
+           ring == other.ring && age == other.age;
   }
 };
 
@@ -231,7 +236,7 @@ struct State {
   void intoNextIteration(scf::ForOp loop) {
     forEachAccess([&](Access &access) {
       if (loop->isAncestor(access.op))
-        access.earlier = true;
+        access.age = std::min(access.age + 1, kMaxAge);
       if (access.ring && access.ring->loop == loop)
         access.ring->offset = (access.ring->offset + access.ring->stages - 1) %
                               access.ring->stages;
@@ -257,49 +262,88 @@ struct State {
   }
 };
 
+/// An op that produced a waited value, and which of its runs: `age`
+/// iterations ago of the loops holding it (as Access::age counts) and, when
+/// it was reached through the iteration arguments of a loop not holding it
+/// (a copy issued before a ring's loop, carried in), `later` iterations of
+/// that loop (`outer`) after the one it entered with.
+struct Producer {
+  Operation *op;
+  unsigned age = 0, later = 0;
+  Operation *outer = nullptr;
+};
+
 /// The ops that produced `value` through loops' iteration arguments and
 /// results (a token or an in-flight result carried across iterations), for
-/// a wait at `wait`. Those reached through the back edge of a loop holding
-/// the wait go to `previous`: they are the previous iteration's.
-static void producers(Value value, Operation *wait, bool backEdge,
-                      SmallPtrSetImpl<Operation *> &ops,
-                      SmallPtrSetImpl<Operation *> &previous,
+/// a wait. From an iteration argument, the initial value is what the loop
+/// entered with and the yielded one the previous iteration's: each such
+/// step back crosses the loop's back edge once (`crossed`); a loop's result
+/// is its last iteration's yield.
+static void producers(Value value, SmallVectorImpl<Operation *> &crossed,
+                      SmallVectorImpl<Producer> &found,
                       DenseSet<std::pair<Value, unsigned>> &seen) {
-  if (!seen.insert({value, unsigned(backEdge)}).second)
+  // (A token passed on unchanged would cycle: 8 iterations back is as far
+  // as ages go.)
+  if (crossed.size() > kMaxAge || !seen.insert({value, crossed.size()}).second)
     return;
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())) {
       if (arg.getArgNumber() == 0)
         return;
       unsigned index = arg.getArgNumber() - 1;
-      producers(loop.getInitArgs()[index], wait, backEdge, ops, previous,
-                seen);
-      producers(loop.getYieldedValues()[index], wait,
-                backEdge || loop->isAncestor(wait), ops, previous, seen);
+      producers(loop.getInitArgs()[index], crossed, found, seen);
+      crossed.push_back(loop);
+      producers(loop.getYieldedValues()[index], crossed, found, seen);
+      crossed.pop_back();
     }
     return;
   }
   Operation *def = value.getDefiningOp();
   if (auto loop = dyn_cast<scf::ForOp>(def)) {
     unsigned index = cast<OpResult>(value).getResultNumber();
-    producers(loop.getYieldedValues()[index], wait, backEdge, ops, previous,
-              seen);
-    producers(loop.getInitArgs()[index], wait, backEdge, ops, previous, seen);
+    producers(loop.getYieldedValues()[index], crossed, found, seen);
+    producers(loop.getInitArgs()[index], crossed, found, seen);
     return;
   }
   if (auto branch = dyn_cast<scf::IfOp>(def)) {
     unsigned index = cast<OpResult>(value).getResultNumber();
-    producers(branch.thenYield().getOperand(index), wait, backEdge, ops,
-              previous, seen);
+    producers(branch.thenYield().getOperand(index), crossed, found, seen);
     if (!branch.getElseRegion().empty())
-      producers(branch.elseYield().getOperand(index), wait, backEdge, ops,
-                previous, seen);
+      producers(branch.elseYield().getOperand(index), crossed, found, seen);
     return;
   }
-  (backEdge ? previous : ops).insert(def);
+  Producer producer{def};
+  for (Operation *loop : crossed) {
+    if (loop->isAncestor(def)) {
+      ++producer.age;
+    } else {
+      producer.outer = producer.later && producer.outer != loop ? nullptr : loop;
+      ++producer.later;
+    }
+  }
+  found.push_back(producer);
   // A wgmma accumulating into an earlier one's result completes after it.
   if (auto wgmma = dyn_cast<WgmmaOp>(def))
-    producers(wgmma.getAcc(), wait, backEdge, ops, previous, seen);
+    producers(wgmma.getAcc(), crossed, found, seen);
+}
+
+/// Whether `access` is the run of its op that `producer` names. Runs
+/// carried into a loop from before it are told apart by their ring stage:
+/// the copy into constant stage k of the ring `outer` walks is, j
+/// iterations into the loop, at ring offset (k - j) mod S, and it is the
+/// one waited `later` iterations after entry when j = later.
+static bool isRun(const Access &access, const Producer &producer) {
+  if (access.op != producer.op || access.age != std::min(producer.age, kMaxAge))
+    return false;
+  if (producer.later == 0)
+    return true;
+  std::optional<int64_t> stage = constantIndex(access.stage);
+  if (!producer.outer || !stage || !access.ring ||
+      access.ring->loop != producer.outer)
+    return false;
+  int64_t stages = access.ring->stages;
+  int64_t entered = ((*stage - access.ring->offset) % stages + stages) % stages;
+  return entered == int64_t(producer.later) % stages;
 }
 
 class BarrierPlacer {
@@ -324,23 +368,23 @@ private:
       return success();
     }
     if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
-      retire(state.unwaitedCopies, wait.getTokens(), op);
+      retire(state.unwaitedCopies, wait.getTokens());
       return success();
     }
     if (auto unissued = dyn_cast<UnissuedOp>(op)) {
       // Predicated off: never in flight.
-      retire(state.unwaitedCopies, unissued.getTokens(), op);
+      retire(state.unwaitedCopies, unissued.getTokens());
       return success();
     }
     if (auto wait = dyn_cast<MbarrierWaitOp>(op)) {
       // Each thread waits on the mbarrier, which makes the loads' bytes
       // visible to it: landed and published, no barrier needed.
-      retire(state.unwaitedCopies, wait.getTokens(), op);
-      retire(state.writes, wait.getTokens(), op);
+      retire(state.unwaitedCopies, wait.getTokens());
+      retire(state.writes, wait.getTokens());
       return success();
     }
     if (auto wait = dyn_cast<WgmmaWaitOp>(op)) {
-      retire(state.inflightReads, wait.getInflight(), op);
+      retire(state.inflightReads, wait.getInflight());
       return success();
     }
     if (auto loop = dyn_cast<scf::ForOp>(op))
@@ -469,26 +513,23 @@ private:
   /// cp.async copies and wgmmas complete in order, of those of the same
   /// kind issued before them in the same block and iteration (TMA loads
   /// complete on their own mbarriers, in no order: only those waited for).
-  static void retire(AccessList &list, ValueRange values, Operation *wait) {
-    SmallPtrSet<Operation *, 8> done, previous;
+  static void retire(AccessList &list, ValueRange values) {
+    SmallVector<Producer> found;
+    SmallVector<Operation *> crossed;
     DenseSet<std::pair<Value, unsigned>> seen;
     for (Value value : values)
-      producers(value, wait, /*backEdge=*/false, done, previous, seen);
-    // Through the back edge the wait is for the previous iteration's op:
-    // this iteration's is still in flight.
-    auto retires = [&](const Access &access) {
-      return done.contains(access.op) ||
-             (previous.contains(access.op) && access.earlier);
-    };
+      producers(value, crossed, found, seen);
     SmallVector<Access> retired;
     for (const Access &access : list)
-      if (retires(access))
+      if (llvm::any_of(found, [&](const Producer &producer) {
+            return isRun(access, producer);
+          }))
         retired.push_back(access);
     // In order among ops of one kind (cp.async copies, wgmmas), not TMA
     // loads: each completes on its own mbarrier.
     auto issuedBefore = [](const Access &a, const Access &b) {
       return a.op->getName() == b.op->getName() && !isa<TmaLoadOp>(a.op) &&
-             a.earlier == b.earlier && a.op->getBlock() == b.op->getBlock() &&
+             a.age == b.age && a.op->getBlock() == b.op->getBlock() &&
              a.op->isBeforeInBlock(b.op);
     };
     llvm::erase_if(list, [&](const Access &access) {

@@ -393,11 +393,11 @@ struct Pipeline : public attngpu::impl::AttnGPUPipelineBase<Pipeline> {
       }
       if (ringStages <= 1)
         return;
-      // A token carried further than one iteration would need the barrier
-      // analysis to know which iteration's copy it is.
-      if (ringStages > 2) {
+      // The barrier analysis tells the runs of a copy apart up to 8
+      // iterations back (and wait_group counts at most 7 pending groups).
+      if (ringStages > 8) {
         func->emitOpError() << "asks attngpu-pipeline for a ring of "
-                            << ringStages << " stages; 2 at most so far";
+                            << ringStages << " stages; 8 at most";
         failed = true;
         return;
       }

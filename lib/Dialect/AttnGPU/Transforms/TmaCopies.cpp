@@ -3,7 +3,7 @@
 // Implements attngpu-tma-copies: an async_copy that TMA can do becomes a
 // tma_load from a tensor-map kernel argument, arriving on an mbarrier of its
 // own, and its async_waits become mbarrier_waits with the parity of the
-// copy's run (its loop's iteration count mod 2). The two-stage rings of
+// copy's run (its loop's iteration count mod 2). The rings of
 // attngpu-pipeline become predicated TMA loads on one mbarrier per stage.
 // What TMA cannot do (other layouts, other rings, predicates elsewhere,
 // padding other than zero, copies in nested loops or branches) stays
@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -119,55 +120,79 @@ static bool tmaCanCopy(AsyncCopyOp copy, FunctionOpInterface func,
   return true;
 }
 
-/// A two-stage ring as attngpu-pipeline makes it: iteration j of `loop`
-/// reads stage j mod 2 of `buffer`, filled by `prologue` (iteration 0's
-/// copy, before the loop) or by `inLoop` (iteration j + 1's copy, issued in
-/// iteration j); both predicated on that iteration existing. Their tokens
-/// travel as the loop's iter_arg `position`, waited in the loop body; the
-/// loop's result there stands for a copy past the end, never issued.
+/// A ring of S stages as attngpu-pipeline makes it: iteration j of `loop`
+/// reads stage j mod S of `buffer`, filled by `prologue[k]` (iteration k's
+/// copy into stage k, before the loop, k < S - 1) or by `inLoop` (iteration
+/// j + S - 1's copy, issued in iteration j); all predicated on that
+/// iteration existing. Their tokens travel as the loop's iter_args
+/// `positions` (oldest first: the one the body waits, then each passed on
+/// to the previous position by the yield, the in-loop copy's last); the
+/// loop's results there stand for copies past the end, never issued.
 struct Ring {
-  AsyncCopyOp prologue, inLoop;
+  SmallVector<AsyncCopyOp> prologue;
+  AsyncCopyOp inLoop;
   scf::ForOp loop;
-  unsigned position;
+  SmallVector<unsigned> positions;
+  int64_t stages;
 };
 
 /// `copy`'s ring, when it is the in-loop copy of one TMA can do.
 static std::optional<Ring> tmaRing(AsyncCopyOp copy, FunctionOpInterface func) {
-  if (!tmaCanMove(copy, func) || copy.getBuffer().getType().getStages() != 2 ||
-      !copy.getPredicate())
+  int64_t stages = copy.getBuffer().getType().getStages();
+  if (!tmaCanMove(copy, func) || stages < 2 || !copy.getPredicate())
     return std::nullopt;
   auto loop = dyn_cast<scf::ForOp>(copy->getParentOp());
   if (!loop || loop->getParentOp() != func.getOperation() ||
       !loop.getInductionVar().getType().isIndex() ||
       !loop.isDefinedOutsideOfLoop(copy.getBuffer()))
     return std::nullopt;
-  // Its token only yielded, at `position`.
+  // Its token only yielded, at the newest position.
   Value token = copy.getToken();
   if (!token.hasOneUse() ||
       !isa<scf::YieldOp>(*token.getUsers().begin()) ||
       token.getUses().begin()->getOwner()->getParentOp() != loop)
     return std::nullopt;
-  unsigned position = token.getUses().begin()->getOperandNumber();
-  // The initial value: a predicated copy into the same buffer before the
-  // loop, used by nothing else.
-  auto prologue = loop.getInitArgs()[position].getDefiningOp<AsyncCopyOp>();
-  if (!prologue || !prologue.getToken().hasOneUse() ||
-      prologue.getBuffer() != copy.getBuffer() || !prologue.getPredicate() ||
-      prologue->getBlock() != loop->getBlock() ||
-      !tmaCanMove(prologue, func) ||
-      prologue.getSource() != copy.getSource())
-    return std::nullopt;
-  // The carried token waited only by async_waits of the body, the result
-  // only by async_waits after the loop.
+  Ring ring{{}, copy, loop, {}, stages};
+  ring.positions.push_back(token.getUses().begin()->getOperandNumber());
+  // Each position's initial value: the prologue's copy of its iteration
+  // into the same buffer, used by nothing else; each position but the
+  // oldest passes its token on to the previous one and does nothing else.
+  Block *body = loop.getBody();
+  for (int64_t k = stages - 2;; --k) {
+    unsigned position = ring.positions.back();
+    auto prologue = loop.getInitArgs()[position].getDefiningOp<AsyncCopyOp>();
+    APInt stage;
+    if (!prologue || !prologue.getToken().hasOneUse() ||
+        prologue.getBuffer() != copy.getBuffer() || !prologue.getPredicate() ||
+        prologue->getBlock() != loop->getBlock() ||
+        !tmaCanMove(prologue, func) ||
+        prologue.getSource() != copy.getSource() ||
+        !matchPattern(prologue.getStage(), m_ConstantInt(&stage)) ||
+        stage.getSExtValue() != k)
+      return std::nullopt;
+    ring.prologue.insert(ring.prologue.begin(), prologue);
+    if (k == 0)
+      break;
+    Value carried = loop.getRegionIterArgs()[position];
+    if (!carried.hasOneUse() ||
+        carried.getUses().begin()->getOwner() != body->getTerminator())
+      return std::nullopt;
+    ring.positions.push_back(carried.getUses().begin()->getOperandNumber());
+  }
+  std::reverse(ring.positions.begin(), ring.positions.end());
+  // The oldest carried token waited only by async_waits of the body, the
+  // results only by async_waits after the loop.
   auto onlyWaitedIn = [](Value value, Block *block) {
     return llvm::all_of(value.getUsers(), [&](Operation *user) {
       return isa<AsyncWaitOp>(user) && user->getBlock() == block;
     });
   };
-  if (!onlyWaitedIn(loop.getRegionIterArgs()[position], loop.getBody()) ||
-      !onlyWaitedIn(loop.getResult(position), loop->getBlock()))
+  if (!onlyWaitedIn(loop.getRegionIterArgs()[ring.positions.front()], body) ||
+      !llvm::all_of(ring.positions, [&](unsigned position) {
+        return onlyWaitedIn(loop.getResult(position), loop->getBlock());
+      }))
     return std::nullopt;
-  return Ring{prologue, copy, loop, position};
+  return ring;
 }
 
 struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
@@ -232,15 +257,18 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
     Block &entry = func.getFunctionBody().front();
     OpBuilder b(context);
     b.setInsertionPointToStart(&entry);
-    // One mbarrier per copy, then two per ring (one per stage).
+    // One mbarrier per copy, then one per stage of each ring.
+    int64_t count = copies.size();
+    SmallVector<int64_t> firsts;
+    for (const Ring &ring : rings) {
+      firsts.push_back(count);
+      count += ring.stages;
+    }
     Value barriers = AllocMbarriersOp::create(
-        b, func.getLoc(),
-        MbarriersType::get(context, copies.size() + 2 * rings.size()),
-        IntegerAttr());
+        b, func.getLoc(), MbarriersType::get(context, count), IntegerAttr());
     DenseMap<std::pair<Value, Type>, Value> maps;
-    for (auto [index, ring] : llvm::enumerate(rings))
-      if (failed(convertRing(ring, func, barriers,
-                             copies.size() + 2 * index, maps)))
+    for (auto [ring, first] : llvm::zip(rings, firsts))
+      if (failed(convertRing(ring, func, barriers, first, maps)))
         return signalPassFailure();
     for (auto [index, item] : llvm::enumerate(copies)) {
       auto [copy, loop] = item;
@@ -284,17 +312,20 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
     }
   }
 
-  /// A ring's two copies as predicated TMA loads on mbarriers `first` and
-  /// `first` + 1 (stage s arrives on first + s); iteration j waits on its
-  /// stage's mbarrier, whose (j / 2)-th phase its fill completes: parity
-  /// (j / 2) mod 2. The waits after the loop go (attngpu.unissued says
-  /// why: the copy the loop yields last is for an iteration that does not
-  /// exist, predicated off).
+  /// A ring's copies as predicated TMA loads on mbarriers `first` ..
+  /// `first` + S - 1 (stage s arrives on first + s); iteration j waits on
+  /// its stage's mbarrier, whose (j / S)-th phase its fill completes:
+  /// parity (j / S) mod 2. The waits after the loop go (attngpu.unissued
+  /// says why: the copies the loop yields last are for iterations that do
+  /// not exist, predicated off).
   LogicalResult convertRing(const Ring &ring, FunctionOpInterface func,
                             Value barriers, int64_t first,
                             DenseMap<std::pair<Value, Type>, Value> &maps) {
     OpBuilder b(func.getContext());
-    for (AsyncCopyOp copy : {ring.prologue, ring.inLoop}) {
+    int64_t stages = ring.stages;
+    SmallVector<AsyncCopyOp> copies(ring.prologue);
+    copies.push_back(ring.inLoop);
+    for (AsyncCopyOp copy : copies) {
       Location loc = copy.getLoc();
       Value map = tensorMap(func, copy, maps);
       if (!map)
@@ -310,7 +341,7 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
       copy.erase();
     }
     scf::ForOp loop = ring.loop;
-    Value carried = loop.getRegionIterArgs()[ring.position];
+    Value carried = loop.getRegionIterArgs()[ring.positions.front()];
     llvm::SetVector<Operation *> waits;
     for (Operation *user : carried.getUsers())
       waits.insert(user);
@@ -326,11 +357,11 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
           arith::SubIOp::create(b, loc, loop.getInductionVar(),
                                 loop.getLowerBound()),
           loop.getStep());
-      Value stage = arith::RemUIOp::create(b, loc, iteration, index(2));
+      Value stage = arith::RemUIOp::create(b, loc, iteration, index(stages));
       Value barrier = arith::AddIOp::create(b, loc, index(first), stage);
       // (Named one by one: the order of a call's arguments is not the
       // order of the IR.)
-      Value pass = arith::DivUIOp::create(b, loc, iteration, index(2));
+      Value pass = arith::DivUIOp::create(b, loc, iteration, index(stages));
       Value one = index(1);
       Value odd = arith::AndIOp::create(b, loc, pass, one);
       Value zero = index(0);
@@ -340,15 +371,19 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
                              ValueRange{carried});
       dropToken(wait, carried);
     }
-    // The loop's result: the copy for the iteration after the last.
-    Value past = loop.getResult(ring.position);
-    waits.clear();
-    for (Operation *user : past.getUsers())
-      waits.insert(user);
-    for (Operation *user : waits)
-      dropToken(cast<AsyncWaitOp>(user), past);
+    // The loop's results: the copies for the iterations after the last.
+    SmallVector<Value> past;
+    for (unsigned position : ring.positions) {
+      Value result = loop.getResult(position);
+      past.push_back(result);
+      waits.clear();
+      for (Operation *user : result.getUsers())
+        waits.insert(user);
+      for (Operation *user : waits)
+        dropToken(cast<AsyncWaitOp>(user), result);
+    }
     b.setInsertionPointAfter(loop);
-    UnissuedOp::create(b, loop.getLoc(), ValueRange{past});
+    UnissuedOp::create(b, loop.getLoc(), past);
     return success();
   }
 
