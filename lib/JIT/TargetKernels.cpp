@@ -99,7 +99,7 @@ private:
       function = it->second;
       return true;
     }
-    if (!driver.loadKernel(ptxText, name, function, error))
+    if (!driver.loadKernel(ptxText, name, sharedBytes, function, error))
       return false;
     functions.emplace(context, function);
     return true;

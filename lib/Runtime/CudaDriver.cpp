@@ -193,7 +193,8 @@ bool CudaDriver::copyToHost(void *dst, DevicePtr src, size_t bytes,
 }
 
 bool CudaDriver::loadKernel(const std::string &ptx, const std::string &entry,
-                            void *&function, std::string &error) {
+                            unsigned sharedBytes, void *&function,
+                            std::string &error) {
   char log[8192] = {0};
   int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
   void *values[] = {log, reinterpret_cast<void *>(sizeof(log))};
@@ -213,8 +214,13 @@ bool CudaDriver::loadKernel(const std::string &ptx, const std::string &entry,
   // more of it fits more CTAs per multiprocessor).
   // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
   constexpr int kPreferredCarveout = 9;
-  return check(as<CUresult (*)(CUfunction, int, int)>(cuFuncSetAttribute)(
-                   function, kPreferredCarveout, 100),
+  auto setAttribute = as<CUresult (*)(CUfunction, int, int)>(cuFuncSetAttribute);
+  if (!check(setAttribute(function, kPreferredCarveout, 100),
+             "cuFuncSetAttribute", error))
+    return false;
+  // Past 48 KiB, dynamic shared memory must be asked for.
+  return sharedBytes <= 48 * 1024 ||
+         check(setAttribute(function, kMaxDynamicSharedMemory, int(sharedBytes)),
                "cuFuncSetAttribute", error);
 }
 
@@ -222,11 +228,6 @@ bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
                         unsigned blockX, unsigned sharedBytes,
                         std::vector<void *> &params, std::string &error,
                         void *stream) {
-  if (sharedBytes > 48 * 1024 &&
-      !check(as<CUresult (*)(CUfunction, int, int)>(cuFuncSetAttribute)(
-                 function, kMaxDynamicSharedMemory, int(sharedBytes)),
-             "cuFuncSetAttribute", error))
-    return false;
   return check(
       as<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                       unsigned, unsigned, unsigned, CUstream, void **,

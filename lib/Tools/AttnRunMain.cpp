@@ -803,7 +803,8 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     if (n1 > 65535)
       return fail("batch * heads = " + std::to_string(n1) +
                   " exceeds the grid's y limit of 65535");
-    if (!driver->loadKernel(ptx, sig.name, function, error))
+    if (!driver->loadKernel(ptx, sig.name, unsigned(sig.sharedBytes), function,
+                            error))
       return fail(error);
     // Kernel parameters: each memref is passed as its descriptor fields
     // (allocated, aligned, offset, sizes..., strides...), then the scale,

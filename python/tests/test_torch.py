@@ -186,6 +186,67 @@ def test_threads_share_shapes():
     assert not errors, errors
 
 
+def test_threads_with_splits_keep_their_workspaces():
+    # Forced splits: each call's partials go through the plan's workspace
+    # (kept per stream, reused by the next call); threads have plans of
+    # their own, so two threads' partials never mix.
+    cases = [make("bhsd", 1, 2, 2, 4, 256, 32, dtype=torch.float32)
+             for _ in range(3)]
+    expected = []
+    for c in cases:
+        out = attn_mlir.flash_attention(*c, num_splits=3)
+        ref, _ = reference.attention(*(f64(t) for t in c), None, None)
+        assert reference.rel_l2(f64(out), ref) <= BOUND[torch.float32]
+        expected.append(out)
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(30):
+                out = attn_mlir.flash_attention(*cases[i], num_splits=3)
+                if not torch.equal(out, expected[i]):
+                    errors.append(f"thread {i}: wrong result")
+                    return
+        except Exception as e:  # an error is a failure too
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_modes_and_transforms_see_the_operator():
+    # Plain tensors skip the dispatcher (the Autograd kernel's work done
+    # directly); under a torch function or dispatch mode the operator is
+    # called, and the mode sees it.
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+    q, k, v = make("bhsd", 1, 2, 2, 16, 16, 32)
+    plain = attn_mlir.flash_attention(q, k, v)
+    seen = []
+
+    class Functions(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    class Dispatch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    for mode in (Functions, Dispatch):
+        seen.clear()
+        with mode():
+            out = attn_mlir.flash_attention(q, k, v)
+        assert torch.equal(out, plain)
+        assert any("attn_mlir.flash_attention" in name for name in seen), \
+            (mode.__name__, seen)
+
+
 def test_clearing_the_memory_cache():
     q, k, v = make("bhsd", 1, 2, 2, 16, 16, 32)
     first = attn_mlir.flash_attention(q, k, v)

@@ -122,10 +122,13 @@ public:
                     std::string &error);
   bool copyToHost(void *dst, DevicePtr src, size_t bytes, std::string &error);
 
-  /// JIT-loads `ptx` and finds kernel `entry`; the driver's error log is in
-  /// `error` on failure.
+  /// JIT-loads `ptx` and finds kernel `entry`, allowed `sharedBytes` of
+  /// dynamic shared memory per CTA (set once here: a per-launch
+  /// cuFuncSetAttribute cost a microsecond of every decode call); the
+  /// driver's error log is in `error` on failure.
   bool loadKernel(const std::string &ptx, const std::string &entry,
-                  void *&function, std::string &error);
+                  unsigned sharedBytes, void *&function, std::string &error);
+  /// Launches `function`, loaded by loadKernel with at least `sharedBytes`.
   bool launch(void *function, unsigned gridX, unsigned gridY,
               unsigned blockX, unsigned sharedBytes,
               std::vector<void *> &params, std::string &error,
