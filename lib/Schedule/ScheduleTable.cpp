@@ -195,14 +195,20 @@ int64_t mlir::attn::scheduleColumns(int64_t columns) {
 }
 
 int64_t mlir::attn::chooseKvSplits(int64_t programs, int64_t rows,
-                                   int64_t keys, int64_t multiprocessors) {
+                                   int64_t keys, int64_t multiprocessors,
+                                   int64_t pageSize) {
   if (programs <= 0 || multiprocessors <= 0)
     return 1;
   // b 8, 32 / 4 heads, q 1 (8 rows): 8 splits (256 CTAs) 1.85 / 3.15 / 3.94
   // TB/s at kv 4k / 16k / 64k, 16 splits 1.80 / 3.08 / 3.85, 6 splits
   // 1.72 / 2.75 / 3.33; q 16 (256 programs): 2 splits 1.02 / 1.07 at kv
-  // 16k / 64k, none 0.68 / 0.70, 3 splits 0.85 / 0.92.
-  int64_t perSM = rows <= kLightRows ? 2 : 4;
+  // 16k / 64k, none 0.68 / 0.70, 3 splits 0.85 / 0.92. Session 16, q 1
+  // over pages of 16 keys (16-key steps): 8 / 16 / 32 splits 1.83 / 2.62 /
+  // 2.39 TB/s at kv 16k, 1.98 / 3.02 / 2.95 at 64k; pages of 32 2.83 /
+  // 3.10 / 2.82 and 3.27 / 3.91 / 3.85; of 64 (the contiguous steps) 3.22
+  // / 3.01 / 2.67 and 4.16 / 4.03 / 3.81.
+  bool smallSteps = pageSize > 0 && pageSize < 64;
+  int64_t perSM = rows <= kLightRows && !smallSteps ? 2 : 4;
   int64_t wanted = perSM * multiprocessors / programs;
   int64_t longest = std::max<int64_t>(1, keys / kMinKeysPerSplit);
   return std::max<int64_t>(1, std::min({wanted, longest, kMaxKvSplits}));

@@ -30,6 +30,13 @@ TEST(ScheduleTable, KvSplits) {
   // Nothing to split, or no SM count.
   EXPECT_EQ(chooseKvSplits(0, 8, 4096, 132), 1);
   EXPECT_EQ(chooseKvSplits(32, 8, 4096, 0), 1);
+  // Decode over pages of 16 or 32 keys (a page per key step): about 4 per
+  // SM; pages of 64 or more step as contiguous keys do.
+  EXPECT_EQ(chooseKvSplits(32, 8, 16384, 132, 16), 16);
+  EXPECT_EQ(chooseKvSplits(32, 8, 16384, 132, 32), 16);
+  EXPECT_EQ(chooseKvSplits(32, 8, 16384, 132, 64), 8);
+  EXPECT_EQ(chooseKvSplits(32, 8, 16384, 132, 256), 8);
+  EXPECT_EQ(chooseKvSplits(256, 16, 16384, 132, 16), 2);
 }
 
 // The split partials' K/V ring: for decode rows only.

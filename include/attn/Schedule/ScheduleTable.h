@@ -75,11 +75,13 @@ std::vector<ScheduleEntry> scheduleCandidates(const ScheduleKey &key);
 /// chunks) want about 4, so splits = floor(that many / programs), and 1
 /// where the grid has them already; at least kMinKeysPerSplit keys per
 /// range (the prologue and the merge cost about that much) and at most
-/// kMaxKvSplits ranges.
+/// kMaxKvSplits ranges. Decode programs over a paged cache of pages under
+/// 64 keys (`pageSize`; 0: contiguous K and V), whose key loop steps a page
+/// at a time, want about 4 per SM (session 16).
 inline constexpr int64_t kLightRows = 8, kMinKeysPerSplit = 256,
                          kMaxKvSplits = 128;
 int64_t chooseKvSplits(int64_t programs, int64_t rows, int64_t keys,
-                       int64_t multiprocessors);
+                       int64_t multiprocessors, int64_t pageSize = 0);
 
 /// Split-KV: the K/V ring stages (kv_stages) of the partials kernel for
 /// programs of `rows` query rows: 2 for decode (at most kLightRows), whose
