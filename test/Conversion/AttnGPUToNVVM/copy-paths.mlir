@@ -250,7 +250,8 @@ module attributes {gpu.container_module} {
 // -----
 
 // A three-stage ring: the tokens of iterations j and j + 1 are carried, the
-// oldest passed on by the yield. The wait for iteration j's tile leaves two
+// yield passing j + 1's down to the oldest position and appending the copy
+// ahead. The wait for iteration j's tile leaves two
 // copies in flight (j + 1's, from the prologue or the iteration before, and
 // j + 2's, issued ahead of the wait): wait_group 2, whichever way the
 // tokens came.
@@ -286,6 +287,35 @@ module attributes {gpu.container_module} {
         %u = attngpu.async_copy %k[%i3, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %ring[%ahead] if %more : memref<?x64xf16, strided<[64, 1], offset: ?>>, !attngpu.shared<64x64xf16, xor_rows, stages = 3>
         attngpu.async_wait %t
         scf.yield %t1, %u : !attngpu.token, !attngpu.token
+      }
+      attngpu.async_wait %r#0, %r#1
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A token the loop passes on unchanged (not a ring's chain): which copy it
+// names is not straight-line code, so the wait waits for every group.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @token_passed_on_unchanged
+    // CHECK: scf.for {{.+}} iter_args({{.+}}) -> (i32, i32)
+    // CHECK: nvvm.cp.async.commit.group
+    // CHECK-NEXT: arith.constant 0 : i32
+    // CHECK-NEXT: nvvm.cp.async.wait.group 0
+    // CHECK-NEXT: scf.yield
+    gpu.func @token_passed_on_unchanged(%k: memref<?x64xf16, strided<[64, 1], offset: ?>>, %n: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c64 = arith.constant 64 : index
+      %ring = attngpu.alloc_shared offset = 0 : !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+      %first = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %ring[%c0] : memref<?x64xf16, strided<[64, 1], offset: ?>>, !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+      %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%t = %first, %old = %first) -> (!attngpu.token, !attngpu.token) {
+        %u = attngpu.async_copy %k[%i, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %ring[%c1] : memref<?x64xf16, strided<[64, 1], offset: ?>>, !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+        attngpu.async_wait %t
+        scf.yield %t, %u : !attngpu.token, !attngpu.token
       }
       attngpu.async_wait %r#0, %r#1
       gpu.return

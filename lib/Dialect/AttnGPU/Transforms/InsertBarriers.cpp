@@ -55,9 +55,12 @@ struct Access {
   /// back edges of those loops crossed since (up to kMaxAge). Its stage
   /// value, if not a constant or a ring index, was computed then.
   unsigned age = 0;
+  /// The back edges crossed since of loops not holding `op` (a copy made
+  /// before a ring's loop: how many iterations into the loop this is).
+  unsigned outer = 0;
   bool operator==(const Access &other) const {
     return op == other.op && buffer == other.buffer && stage == other.stage &&
-           ring == other.ring && age == other.age;
+           ring == other.ring && age == other.age && outer == other.outer;
   }
 };
 
@@ -235,8 +238,9 @@ struct State {
   /// iteration's, and its ring indices one iteration further back.
   void intoNextIteration(scf::ForOp loop) {
     forEachAccess([&](Access &access) {
-      if (loop->isAncestor(access.op))
-        access.age = std::min(access.age + 1, kMaxAge);
+      unsigned &count =
+          loop->isAncestor(access.op) ? access.age : access.outer;
+      count = std::min(count + 1, kMaxAge);
       if (access.ring && access.ring->loop == loop)
         access.ring->offset = (access.ring->offset + access.ring->stages - 1) %
                               access.ring->stages;
@@ -263,14 +267,16 @@ struct State {
 };
 
 /// An op that produced a waited value, and which of its runs: `age`
-/// iterations ago of the loops holding it (as Access::age counts) and, when
-/// it was reached through the iteration arguments of a loop not holding it
-/// (a copy issued before a ring's loop, carried in), `later` iterations of
-/// that loop (`outer`) after the one it entered with.
+/// iterations ago of the loops holding it (as Access::age counts); when it
+/// was reached through the initial value of a loop's iteration argument
+/// (`entered`: a copy issued before a ring's loop, carried in), the run
+/// the loop entered with, current `later` iterations into the loops not
+/// holding it (as Access::outer counts). Reached otherwise, an op outside a
+/// loop has one run as far as the loop is concerned.
 struct Producer {
   Operation *op;
   unsigned age = 0, later = 0;
-  Operation *outer = nullptr;
+  bool entered = false;
 };
 
 /// The ops that produced `value` through loops' iteration arguments and
@@ -280,20 +286,22 @@ struct Producer {
 /// step back crosses the loop's back edge once (`crossed`); a loop's result
 /// is its last iteration's yield.
 static void producers(Value value, SmallVectorImpl<Operation *> &crossed,
-                      SmallVectorImpl<Producer> &found,
+                      bool entered, SmallVectorImpl<Producer> &found,
                       DenseSet<std::pair<Value, unsigned>> &seen) {
   // (A token passed on unchanged would cycle: 8 iterations back is as far
   // as ages go.)
-  if (crossed.size() > kMaxAge || !seen.insert({value, crossed.size()}).second)
+  if (crossed.size() > kMaxAge ||
+      !seen.insert({value, 2 * crossed.size() + entered}).second)
     return;
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())) {
       if (arg.getArgNumber() == 0)
         return;
       unsigned index = arg.getArgNumber() - 1;
-      producers(loop.getInitArgs()[index], crossed, found, seen);
+      producers(loop.getInitArgs()[index], crossed, /*entered=*/true, found,
+                seen);
       crossed.push_back(loop);
-      producers(loop.getYieldedValues()[index], crossed, found, seen);
+      producers(loop.getYieldedValues()[index], crossed, entered, found, seen);
       crossed.pop_back();
     }
     return;
@@ -301,49 +309,38 @@ static void producers(Value value, SmallVectorImpl<Operation *> &crossed,
   Operation *def = value.getDefiningOp();
   if (auto loop = dyn_cast<scf::ForOp>(def)) {
     unsigned index = cast<OpResult>(value).getResultNumber();
-    producers(loop.getYieldedValues()[index], crossed, found, seen);
-    producers(loop.getInitArgs()[index], crossed, found, seen);
+    producers(loop.getYieldedValues()[index], crossed, entered, found, seen);
+    producers(loop.getInitArgs()[index], crossed, entered, found, seen);
     return;
   }
   if (auto branch = dyn_cast<scf::IfOp>(def)) {
     unsigned index = cast<OpResult>(value).getResultNumber();
-    producers(branch.thenYield().getOperand(index), crossed, found, seen);
+    producers(branch.thenYield().getOperand(index), crossed, entered, found,
+              seen);
     if (!branch.getElseRegion().empty())
-      producers(branch.elseYield().getOperand(index), crossed, found, seen);
+      producers(branch.elseYield().getOperand(index), crossed, entered, found,
+                seen);
     return;
   }
   Producer producer{def};
-  for (Operation *loop : crossed) {
-    if (loop->isAncestor(def)) {
-      ++producer.age;
-    } else {
-      producer.outer = producer.later && producer.outer != loop ? nullptr : loop;
-      ++producer.later;
-    }
-  }
+  producer.entered = entered;
+  for (Operation *loop : crossed)
+    ++(loop->isAncestor(def) ? producer.age : producer.later);
   found.push_back(producer);
   // A wgmma accumulating into an earlier one's result completes after it.
   if (auto wgmma = dyn_cast<WgmmaOp>(def))
-    producers(wgmma.getAcc(), crossed, found, seen);
+    producers(wgmma.getAcc(), crossed, entered, found, seen);
 }
 
-/// Whether `access` is the run of its op that `producer` names. Runs
-/// carried into a loop from before it are told apart by their ring stage:
-/// the copy into constant stage k of the ring `outer` walks is, j
-/// iterations into the loop, at ring offset (k - j) mod S, and it is the
-/// one waited `later` iterations after entry when j = later.
+/// Whether `access` is the run of its op that `producer` names: as many
+/// iterations back of the loops holding it and, for a run a loop entered
+/// with, as many iterations into the loops not holding it. (Counts that
+/// reached kMaxAge name no run for sure: nothing is retired by them.)
 static bool isRun(const Access &access, const Producer &producer) {
-  if (access.op != producer.op || access.age != std::min(producer.age, kMaxAge))
+  if (access.op != producer.op || producer.age >= kMaxAge ||
+      producer.later >= kMaxAge || access.age != producer.age)
     return false;
-  if (producer.later == 0)
-    return true;
-  std::optional<int64_t> stage = constantIndex(access.stage);
-  if (!producer.outer || !stage || !access.ring ||
-      access.ring->loop != producer.outer)
-    return false;
-  int64_t stages = access.ring->stages;
-  int64_t entered = ((*stage - access.ring->offset) % stages + stages) % stages;
-  return entered == int64_t(producer.later) % stages;
+  return !producer.entered || access.outer == producer.later;
 }
 
 class BarrierPlacer {
@@ -518,7 +515,7 @@ private:
     SmallVector<Operation *> crossed;
     DenseSet<std::pair<Value, unsigned>> seen;
     for (Value value : values)
-      producers(value, crossed, found, seen);
+      producers(value, crossed, /*entered=*/false, found, seen);
     SmallVector<Access> retired;
     for (const Access &access : list)
       if (llvm::any_of(found, [&](const Producer &producer) {
@@ -526,10 +523,12 @@ private:
           }))
         retired.push_back(access);
     // In order among ops of one kind (cp.async copies, wgmmas), not TMA
-    // loads: each completes on its own mbarrier.
+    // loads: each completes on its own mbarrier. (Of one iteration: the
+    // same counts of back edges crossed since.)
     auto issuedBefore = [](const Access &a, const Access &b) {
       return a.op->getName() == b.op->getName() && !isa<TmaLoadOp>(a.op) &&
-             a.age == b.age && a.op->getBlock() == b.op->getBlock() &&
+             a.age == b.age && a.outer == b.outer &&
+             a.op->getBlock() == b.op->getBlock() &&
              a.op->isBeforeInBlock(b.op);
     };
     llvm::erase_if(list, [&](const Access &access) {

@@ -232,8 +232,11 @@ def AttnGPU_UnissuedOp : AttnGPU_Op<"unissued"> {
     States that the predicated `attngpu.tma_load`s `tokens` stand for did
     not run (their predicate was false): nothing arrives on their mbarriers
     and nothing may wait there. For attngpu-insert-barriers they end here,
-    as if waited. A two-stage ring's loop yields the token of the copy for
-    the iteration after its last, which never exists:
+    as if waited. A ring's loop yields the tokens of the copies for the
+    iterations after its last, which never exist (the token of a ring of S
+    stages travels S - 1 iterations: yielded by the copy's iteration, then
+    passed on by the yield; this op follows it back to the load). A
+    two-stage ring:
 
     ```mlir
     %r:3 = scf.for ... iter_args(..., %t = %t0) -> (..., !attngpu.token) {

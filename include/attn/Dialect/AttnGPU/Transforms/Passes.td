@@ -23,12 +23,15 @@ def AttnGPUPipeline : Pass<"attngpu-pipeline"> {
     offsets carried by the loop, cloned for that iteration; predicated off
     past the last iteration); a prologue issues iterations 0 .. S-2; the
     waits stay where they were, on the token carried from the iteration
-    that issued the copy; a wait after the loop retires the copies left.
+    that issued the copy (S - 1 tokens per copy carried oldest first: the
+    body waits the oldest, the yield passes each newer one down a position
+    and appends the copy issued ahead); a wait after the loop retires the
+    copies left.
     A copy whose address depends on anything but the induction variable,
     values from outside and scalar loop-carried values (or whose buffer
-    escapes the iteration) is left as it is. S = 1: nothing changes; S > 2
-    is an error (the barrier analysis knows a carried token's iteration
-    only one iteration back).
+    escapes the iteration) is left as it is. S = 1: nothing changes; S > 8
+    is an error (the barrier analysis tells runs of a copy apart up to 8
+    iterations back).
     Runs before attngpu-allocate-shared and attngpu-insert-barriers, which
     see the ring like any buffer (stages j mod S and (j + k) mod S told
     apart).
@@ -57,13 +60,14 @@ def AttnGPUTmaCopies : Pass<"attngpu-tma-copies"> {
     the tensor). The k-th run of a copy completes its mbarrier's phase k,
     so the wait's parity is the loop's iteration count mod 2.
 
-    A two-stage ring as attngpu-pipeline makes it (a `stages = 2` buffer
-    filled before the loop for iteration 0 and in iteration j for iteration
-    j + 1, both predicated on that iteration existing, the tokens carried
-    by the loop) becomes predicated TMA loads on one mbarrier per stage:
-    iteration j waits on stage j mod 2's with parity (j / 2) mod 2, and the
-    token the loop yields last (for the iteration after the last, never
-    issued) is `attngpu.unissued`. Other copies stay cp.async; the host
+    A ring as attngpu-pipeline makes it (a `stages = S` buffer filled
+    before the loop for iterations 0 .. S-2, each into its constant stage,
+    and in iteration j for iteration j + S - 1, all predicated on that
+    iteration existing, the tokens carried by the loop oldest first)
+    becomes predicated TMA loads on one mbarrier per stage: iteration j
+    waits on stage j mod S's with parity (j / S) mod 2, and the S - 1
+    tokens the loop yields last (for iterations after the last, never
+    issued) are `attngpu.unissued`. Other copies stay cp.async; the host
     must encode the tensor maps (and checks TMA's alignment rules) at
     launch.
   }];
