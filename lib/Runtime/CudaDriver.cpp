@@ -60,6 +60,7 @@ bool CudaDriver::init(std::string &error) {
       {"cuCtxSetCurrent", &cuCtxSetCurrent},
       {"cuModuleLoadDataEx", &cuModuleLoadDataEx},
       {"cuModuleGetFunction", &cuModuleGetFunction},
+      {"cuModuleUnload", &cuModuleUnload},
       {"cuMemAlloc_v2", &cuMemAlloc},
       {"cuMemFree_v2", &cuMemFree},
       {"cuMemcpyHtoD_v2", &cuMemcpyHtoD},
@@ -206,10 +207,17 @@ bool CudaDriver::loadKernel(const std::string &ptx, const std::string &entry,
     error += std::string(": ") + log;
     return false;
   }
+  // A module whose function cannot be had as asked is unloaded (the next
+  // launch loads it again and fails again, leaking nothing).
+  auto unloaded = [&] {
+    as<CUresult (*)(CUmodule)>(cuModuleUnload)(module);
+    function = nullptr;
+    return false;
+  };
   if (!check(as<CUresult (*)(CUfunction *, CUmodule, const char *)>(
                  cuModuleGetFunction)(&function, module, entry.c_str()),
              "cuModuleGetFunction", error))
-    return false;
+    return unloaded();
   // Prefer shared memory over L1 (tiles are staged in shared memory, and
   // more of it fits more CTAs per multiprocessor).
   // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
@@ -217,11 +225,13 @@ bool CudaDriver::loadKernel(const std::string &ptx, const std::string &entry,
   auto setAttribute = as<CUresult (*)(CUfunction, int, int)>(cuFuncSetAttribute);
   if (!check(setAttribute(function, kPreferredCarveout, 100),
              "cuFuncSetAttribute", error))
-    return false;
+    return unloaded();
   // Past 48 KiB, dynamic shared memory must be asked for.
-  return sharedBytes <= 48 * 1024 ||
-         check(setAttribute(function, kMaxDynamicSharedMemory, int(sharedBytes)),
-               "cuFuncSetAttribute", error);
+  if (sharedBytes > 48 * 1024 &&
+      !check(setAttribute(function, kMaxDynamicSharedMemory, int(sharedBytes)),
+             "cuFuncSetAttribute", error))
+    return unloaded();
+  return true;
 }
 
 bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,

@@ -19,12 +19,12 @@ attn_mlir.flash_attention on plain tensors, outside any torch function or
 dispatch mode, torch.compile, torch.jit tracing or functorch transform, does
 what the dispatcher would reach (the Autograd kernel's checks, then the
 CPU/CUDA kernel) without the trip through it; anything else calls the
-operator. A call then costs one ctypes call and the output's allocation:
-the first call with a given (shapes, strides, dtypes, devices, mask, scale,
-layout, num_splits, thread) checks the arguments, gets the kernel and
-builds its C arguments (a launch plan, which also keeps the split-KV
-workspace, one per stream); later calls fill in the data pointers and
-launch.
+operator (as do the profiler and autocast, where the dispatcher has work).
+A call then costs one ctypes call and the output's allocation (and the
+split-KV workspace's): the first call with a given (shapes, strides,
+dtypes, devices, mask, scale, layout, num_splits, thread) checks the
+arguments, gets the kernel and builds its C arguments (a launch plan);
+later calls fill in the data pointers and launch.
 """
 
 import ctypes
@@ -143,7 +143,7 @@ class _Plan:
 
     __slots__ = ("handle", "tensors", "args", "out_shape", "lse_shape",
                  "index", "copy", "layout", "empty", "options",
-                 "options_address", "workspace_bytes", "workspaces")
+                 "options_address", "workspace_bytes")
 
 
 # Launch plans by key (see _run); per thread, since a plan's C structures
@@ -160,17 +160,12 @@ _launch = _capi.launch_ex_addresses
 try:  # the raw stream and device without building Python objects
     _raw_stream = torch._C._cuda_getCurrentRawStream
     _current_device = torch._C._cuda_getDevice
-    _capturing = torch._C._cuda_isCurrentStreamCapturing
 except AttributeError:  # a torch without CUDA, or another version
     def _raw_stream(index):
         return torch.cuda.current_stream(index).cuda_stream
 
     def _current_device():
         return torch.cuda.current_device()
-
-    def _capturing():
-        return torch.cuda.is_available() and \
-            torch.cuda.is_current_stream_capturing()
 
 
 # --------------------------------------------------------------------------
@@ -335,9 +330,11 @@ def _make_plan(q, k, v, causal, scale, layout, with_lse, num_splits):
     plan.args = (plan.handle.value, *addresses)
     plan.options = _capi.LaunchOptions(kv_splits=num_splits)
     plan.options_address = ctypes.addressof(plan.options)
-    # Split-KV: the partials' workspace comes from torch's allocator, once
-    # per stream (_workspace),
-    # call (stream-ordered, and safe in CUDA graphs), sized once here.
+    # Split-KV: the partials' workspace comes from torch's allocator at each
+    # call (stream-ordered, and safe in CUDA graphs and in their memory
+    # pools), sized once here. (Kept per plan and stream instead, session
+    # 16, it saved 5 us a call but held a workspace per plan for good and,
+    # in torch.compile's CUDA-graph warm-up, a block of the graphs' pool.)
     splits, plan.workspace_bytes = ctypes.c_int64(), ctypes.c_size_t()
     with scope:
         _check(_capi.lib.attn_kernel_split_plan(
@@ -345,28 +342,8 @@ def _make_plan(q, k, v, causal, scale, layout, with_lse, num_splits):
             ctypes.byref(plan.options), ctypes.byref(splits),
             ctypes.byref(plan.workspace_bytes)))
     plan.workspace_bytes = plan.workspace_bytes.value
-    plan.workspaces = {}
     return plan
 
-
-def _workspace(plan, q, stream):
-    """The split-KV partials' workspace of a launch on `stream` (None on the
-    CPU). Kept by the plan, one per stream: launches on one stream run in
-    order, so each call's two kernels are done with it before the next
-    call's start, and a plan belongs to one thread, so two threads never
-    share one (whose kernels could interleave on a shared stream). While
-    the stream is captured into a CUDA graph, a fresh one from torch's
-    allocator (the graph's pool) each call: a graph replayed on another
-    stream must not share it with eager calls. (A torch.empty per call cost
-    5 of a decode call's ~60 us of host time.)"""
-    if stream is not None and _capturing():
-        return torch.empty(plan.workspace_bytes, dtype=torch.uint8,
-                           device=q.device)
-    workspace = plan.workspaces.get(stream)
-    if workspace is None:
-        workspace = plan.workspaces[stream] = torch.empty(
-            plan.workspace_bytes, dtype=torch.uint8, device=q.device)
-    return workspace
 
 
 class _NoScope:
@@ -410,7 +387,8 @@ def _run(q, k, v, causal, scale, layout, with_lse, num_splits=0):
     index = plan.index
     stream = _raw_stream(index) if index >= 0 else None
     if plan.workspace_bytes:
-        workspace = _workspace(plan, q, stream)
+        workspace = torch.empty(plan.workspace_bytes, dtype=torch.uint8,
+                                device=q.device)
         plan.options.workspace = workspace.data_ptr()
         plan.options.workspace_bytes = plan.workspace_bytes
     if index < 0 or _current_device() == index:
@@ -487,12 +465,17 @@ except AttributeError:  # another torch: always pass down the dispatcher
         return 1
 
 
-_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling",
-                        None) or (lambda: False)
-_tracing_state = getattr(torch._C, "_get_tracing_state", lambda: None)
+try:
+    _is_compiling = torch.compiler.is_compiling
+except AttributeError:  # torch before 2.3: always through the dispatcher
+    def _is_compiling():
+        return True
 try:
     _functorch_active = torch._C._are_functorch_transforms_active
     _function_modes = torch._C._len_torch_function_stack
+    _tracing_state = torch._C._get_tracing_state
+    _profiling = torch.autograd._profiler_enabled
+    _autocasting = torch._C._is_any_autocast_enabled
 except AttributeError:  # another torch: always through the dispatcher
     def _functorch_active():
         return True
@@ -500,17 +483,29 @@ except AttributeError:  # another torch: always through the dispatcher
     def _function_modes():
         return 1
 
+    def _tracing_state():
+        return True
+
+    def _profiling():
+        return True
+
+    def _autocasting():
+        return True
+
 
 def _plain_call(q, k, v):
     """Whether the operator would only pass through keys that do nothing
-    for it: plain tensors, no torch function or dispatch mode, not under
-    torch.compile, torch.jit tracing or a functorch transform (vmap, grad),
-    whose keys the direct path would skip. (torch.compile first: Dynamo
+    for it: plain tensors, no torch function or dispatch mode (a default
+    device set with torch.set_default_device is one), not under
+    torch.compile, torch.jit tracing, a functorch transform (vmap, grad),
+    the profiler (which records the operator) or autocast (where a kernel
+    registered for the operator would run). (torch.compile first: Dynamo
     folds it to True, and would break the graph on the others.)"""
     return (not _is_compiling() and type(q) is _Tensor and
             type(k) is _Tensor and type(v) is _Tensor and
             not _dispatch_modes() and not _function_modes() and
-            not _functorch_active() and _tracing_state() is None)
+            not _functorch_active() and _tracing_state() is None and
+            not _profiling() and not _autocasting())
 
 
 def _autograd_run(q, k, v, causal, scale, layout, with_lse, num_splits):

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -161,35 +162,43 @@ def test_plans_follow_devices():
             attn_mlir.flash_attention(*other)
 
 
-def test_threads_share_shapes():
-    # Threads launching the same shapes at once: each has its own plan.
-    cases = [make("bhsd", 1, 2, 2, 40, 40, 32, dtype=torch.float32)
-             for _ in range(4)]
-    expected = [attn_mlir.flash_attention(*c, causal=True) for c in cases]
+def repeat_in_threads(call, expected, times):
+    """Runs call(i) `times` times in thread i for each expected[i], at
+    once; the errors (a result unequal to expected[i], an exception)."""
     errors = []
 
     def work(i):
         try:
-            for _ in range(50):
-                out = attn_mlir.flash_attention(*cases[i], causal=True)
-                if not torch.equal(out, expected[i]):
+            for _ in range(times):
+                if not torch.equal(call(i), expected[i]):
                     errors.append(f"thread {i}: wrong result")
                     return
         except Exception as e:  # an error is a failure too
             errors.append(repr(e))
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    threads = [threading.Thread(target=work, args=(i,))
+               for i in range(len(expected))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    return errors
+
+
+def test_threads_share_shapes():
+    # Threads launching the same shapes at once: each has its own plan.
+    cases = [make("bhsd", 1, 2, 2, 40, 40, 32, dtype=torch.float32)
+             for _ in range(4)]
+    expected = [attn_mlir.flash_attention(*c, causal=True) for c in cases]
+    errors = repeat_in_threads(
+        lambda i: attn_mlir.flash_attention(*cases[i], causal=True),
+        expected, 50)
     assert not errors, errors
 
 
 def test_threads_with_splits_keep_their_workspaces():
-    # Forced splits: each call's partials go through the plan's workspace
-    # (kept per stream, reused by the next call); threads have plans of
-    # their own, so two threads' partials never mix.
+    # Forced splits: each call's partials go through a workspace of its
+    # own; two threads' partials never mix.
     cases = [make("bhsd", 1, 2, 2, 4, 256, 32, dtype=torch.float32)
              for _ in range(3)]
     expected = []
@@ -198,23 +207,9 @@ def test_threads_with_splits_keep_their_workspaces():
         ref, _ = reference.attention(*(f64(t) for t in c), None, None)
         assert reference.rel_l2(f64(out), ref) <= BOUND[torch.float32]
         expected.append(out)
-    errors = []
-
-    def work(i):
-        try:
-            for _ in range(30):
-                out = attn_mlir.flash_attention(*cases[i], num_splits=3)
-                if not torch.equal(out, expected[i]):
-                    errors.append(f"thread {i}: wrong result")
-                    return
-        except Exception as e:  # an error is a failure too
-            errors.append(repr(e))
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = repeat_in_threads(
+        lambda i: attn_mlir.flash_attention(*cases[i], num_splits=3),
+        expected, 30)
     assert not errors, errors
 
 
@@ -245,6 +240,28 @@ def test_modes_and_transforms_see_the_operator():
         assert torch.equal(out, plain)
         assert any("attn_mlir.flash_attention" in name for name in seen), \
             (mode.__name__, seen)
+
+
+def test_tracing_vmap_and_profiler_keep_the_operator():
+    # What the direct path would skip: torch.jit.trace records the operator
+    # (a trace that froze the output would give the first inputs' result
+    # for the second), vmap runs it per batch element, the profiler shows
+    # it.
+    q, k, v = make("bhsd", 1, 2, 2, 16, 16, 32)
+    q2, k2, v2 = make("bhsd", 1, 2, 2, 16, 16, 32)
+    first = attn_mlir.flash_attention(q, k, v)
+    second = attn_mlir.flash_attention(q2, k2, v2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the tracer's own notes)
+        traced = torch.jit.trace(
+            lambda q, k, v: attn_mlir.flash_attention(q, k, v), (q, k, v))
+    assert torch.equal(traced(q2, k2, v2), second)
+    stacked = [torch.stack(pair) for pair in ((q, q2), (k, k2), (v, v2))]
+    out = torch.func.vmap(attn_mlir.flash_attention)(*stacked)
+    assert torch.equal(out, torch.stack([first, second]))
+    with torch.profiler.profile() as prof:
+        attn_mlir.flash_attention(q, k, v)
+    assert any(e.name == "attn_mlir::flash_attention" for e in prof.events())
 
 
 def test_clearing_the_memory_cache():

@@ -163,6 +163,7 @@ private:
   void *cuInit = nullptr, *cuDeviceGet = nullptr, *cuDeviceGetName = nullptr,
        *cuDevicePrimaryCtxRetain = nullptr, *cuCtxSetCurrent = nullptr,
        *cuModuleLoadDataEx = nullptr, *cuModuleGetFunction = nullptr,
+       *cuModuleUnload = nullptr,
        *cuMemAlloc = nullptr, *cuMemFree = nullptr, *cuMemcpyHtoD = nullptr,
        *cuMemcpyDtoH = nullptr, *cuLaunchKernel = nullptr,
        *cuCtxSynchronize = nullptr, *cuGetErrorName = nullptr,
