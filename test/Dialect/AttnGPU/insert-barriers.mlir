@@ -748,9 +748,9 @@ func.func @ring_reads_the_stage_in_flight(%k: !g, %n: index) {
 !r = !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
 !a = !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
 
-// A token passed on unchanged: %b, loaded before the loop into stage 1,
+// A token passed on unchanged: %t1, loaded before the loop into stage 1,
 // is what %a holds from iteration 1 on, not in iteration 0, where the wait
-// is t0's; the read of stage 1 there is refused. (A run carried in is
+// is %t0's; the read of stage 1 there is refused. (A run carried in is
 // matched by how many iterations into the loop it is, exactly.)
 func.func @carried_token_names_one_iteration(%k: !k, %map: !map {attngpu.tensor_map_of = 0 : i64}, %b: index, %n: index, %p: i1) {
   %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
@@ -767,5 +767,79 @@ func.func @carried_token_names_one_iteration(%k: !k, %map: !map {attngpu.tensor_
     scf.yield %bb, %bb : !attngpu.token, !attngpu.token
   }
   attngpu.mbarrier_wait %bars[%c1] parity %p for %l#1 : !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
+!map = !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>
+!r = !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
+!a = !attngpu.tile<128x128xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+
+// The loop yields a token made before it: its argument holds %t1 from
+// iteration 1 on; in iteration 0 it is %t0, so the read of stage 1 there
+// is refused.
+func.func @token_from_before_the_loop_yielded(%k: !k, %map: !map {attngpu.tensor_map_of = 0 : i64}, %b: index, %n: index, %p: i1) {
+  %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %r = attngpu.alloc_shared : !r
+  %t0 = attngpu.tma_load %map[%b, %c0, %c0, %c0] into %r[%c0] arrive %bars[%c0] : !map, !r, !attngpu.mbarriers<2>
+  %t1 = attngpu.tma_load %map[%b, %c64, %c0, %c0] into %r[%c1] arrive %bars[%c1] : !map, !r, !attngpu.mbarriers<2>
+  %l = scf.for %i = %c0 to %n step %c64 iter_args(%a = %t0) -> (!attngpu.token) {
+    attngpu.mbarrier_wait %bars[%c0] parity %p for %a : !attngpu.mbarriers<2>
+    // expected-error @+1 {{reads a shared buffer that an attngpu.tma_load writes and whose token is not waited (attngpu.mbarrier_wait)}}
+    %x = attngpu.local_load %r[%c1] : !r -> !a
+    scf.yield %t1 : !attngpu.token
+  }
+  attngpu.mbarrier_wait %bars[%c1] parity %p for %t1 : !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
+!g = memref<?x64xf16, strided<[64, 1], offset: ?>>
+!r = !attngpu.shared<64x64xf16, xor_rows, stages = 2>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+
+// A ring whose body runs a loop of its own before the wait: the prologue's
+// copy is still the one iteration 0 waits (the inner loop's iterations do
+// not count as the ring's). Accepted, with the ring's barriers.
+// CHECK-LABEL: func.func @ring_with_an_inner_loop
+// CHECK: scf.for
+// CHECK: attngpu.barrier
+// CHECK-NEXT: attngpu.async_copy
+// CHECK: scf.for
+// CHECK: attngpu.async_wait
+// CHECK-NEXT: attngpu.barrier
+// CHECK-NEXT: attngpu.local_load
+func.func @ring_with_an_inner_loop(%k: !g, %n: index, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %r = attngpu.alloc_shared : !r
+  %runs = arith.cmpi slt, %c0, %n : index
+  %t0 = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %r[%c0] if %runs : !g, !r
+  %last = scf.for %i = %c0 to %n step %c64 iter_args(%t = %t0) -> (!attngpu.token) {
+    %from = arith.subi %i, %c0 : index
+    %j = arith.divui %from, %c64 : index
+    %stage = arith.remui %j, %c2 : index
+    %j1 = arith.addi %j, %c1 : index
+    %ahead = arith.remui %j1, %c2 : index
+    %i1 = arith.addi %i, %c64 : index
+    %more = arith.cmpi slt, %i1, %n : index
+    %u = attngpu.async_copy %k[%i1, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %r[%ahead] if %more : !g, !r
+    %s = scf.for %x = %c0 to %m step %c1 iter_args(%acc = %c0) -> (index) {
+      %y = arith.addi %acc, %x : index
+      scf.yield %y : index
+    }
+    attngpu.async_wait %t
+    %kb = attngpu.local_load %r[%stage] transpose : !r -> !b
+    scf.yield %u : !attngpu.token
+  }
+  attngpu.async_wait %last
   return
 }

@@ -55,9 +55,32 @@ struct Access {
   /// back edges of those loops crossed since (up to kMaxAge). Its stage
   /// value, if not a constant or a ring index, was computed then.
   unsigned age = 0;
-  /// The back edges crossed since of loops not holding `op` (a copy made
-  /// before a ring's loop: how many iterations into the loop this is).
-  unsigned outer = 0;
+  /// Per loop not holding `op` that the state is in or has been through
+  /// since: its back edges crossed since the access or since the loop was
+  /// entered, whichever is later (a copy made before a ring's loop: how
+  /// many iterations into the loop's run this is). Sorted by loop; a loop
+  /// not listed: 0.
+  SmallVector<std::pair<Operation *, unsigned>, 1> outer;
+  unsigned iterationsInto(Operation *loop) const {
+    for (auto [l, n] : outer)
+      if (l == loop)
+        return n;
+    return 0;
+  }
+  void setIterationsInto(Operation *loop, unsigned n) {
+    auto it = llvm::find_if(outer, [&](auto &e) { return e.first == loop; });
+    if (it != outer.end()) {
+      if (n)
+        it->second = n;
+      else
+        outer.erase(it);
+      return;
+    }
+    if (!n)
+      return;
+    auto at = llvm::find_if(outer, [&](auto &e) { return loop < e.first; });
+    outer.insert(at, {loop, n});
+  }
   bool operator==(const Access &other) const {
     return op == other.op && buffer == other.buffer && stage == other.stage &&
            ring == other.ring && age == other.age && outer == other.outer;
@@ -226,6 +249,8 @@ struct State {
   /// loop (inside an outer one) counted from that run's n: dropped.
   void intoLoop(scf::ForOp loop) {
     forEachAccess([&](Access &access) {
+      // A new run of the loop: no iteration of it yet.
+      access.setIterationsInto(loop, 0);
       if (access.ring && access.ring->loop == loop)
         access.ring.reset();
       std::optional<int64_t> stage = constantIndex(access.stage);
@@ -238,9 +263,11 @@ struct State {
   /// iteration's, and its ring indices one iteration further back.
   void intoNextIteration(scf::ForOp loop) {
     forEachAccess([&](Access &access) {
-      unsigned &count =
-          loop->isAncestor(access.op) ? access.age : access.outer;
-      count = std::min(count + 1, kMaxAge);
+      if (loop->isAncestor(access.op))
+        access.age = std::min(access.age + 1, kMaxAge);
+      else
+        access.setIterationsInto(
+            loop, std::min(access.iterationsInto(loop) + 1, kMaxAge));
       if (access.ring && access.ring->loop == loop)
         access.ring->offset = (access.ring->offset + access.ring->stages - 1) %
                               access.ring->stages;
@@ -267,80 +294,109 @@ struct State {
 };
 
 /// An op that produced a waited value, and which of its runs: `age`
-/// iterations ago of the loops holding it (as Access::age counts); when it
-/// was reached through the initial value of a loop's iteration argument
-/// (`entered`: a copy issued before a ring's loop, carried in), the run
-/// the loop entered with, current `later` iterations into the loops not
-/// holding it (as Access::outer counts). Reached otherwise, an op outside a
-/// loop has one run as far as the loop is concerned.
+/// iterations ago of the loops holding it (as Access::age counts) and, per
+/// loop not holding it whose iteration argument carried the value
+/// (`into`), how many iterations into that loop's run the wait is: exactly
+/// that many where the value is the one the loop entered with (reached
+/// through its initial value), at least that many where the loop yields a
+/// value made outside it (its argument holds it from then on).
 struct Producer {
   Operation *op;
-  unsigned age = 0, later = 0;
-  bool entered = false;
+  unsigned age = 0;
+  struct Into {
+    Operation *loop;
+    unsigned iterations;
+    bool exactly;
+  };
+  SmallVector<Into, 1> into;
+};
+
+/// The path from a wait back to a producer: the loops whose back edges it
+/// crossed (through a yielded iteration argument), in order, and those it
+/// entered by (through an initial value).
+struct ProducerPath {
+  SmallVector<Operation *, 4> crossed;
+  SmallVector<Operation *, 2> entered;
 };
 
 /// The ops that produced `value` through loops' iteration arguments and
 /// results (a token or an in-flight result carried across iterations), for
 /// a wait. From an iteration argument, the initial value is what the loop
 /// entered with and the yielded one the previous iteration's: each such
-/// step back crosses the loop's back edge once (`crossed`); a loop's result
-/// is its last iteration's yield.
-static void producers(Value value, SmallVectorImpl<Operation *> &crossed,
-                      bool entered, SmallVectorImpl<Producer> &found,
-                      DenseSet<std::pair<Value, unsigned>> &seen) {
+/// step back crosses the loop's back edge once; a loop's result is its last
+/// iteration's yield (or, run no time, its initial value).
+static void producers(Value value, ProducerPath &path,
+                      SmallVectorImpl<Producer> &found,
+                      DenseSet<std::tuple<Value, unsigned, unsigned>> &seen) {
   // (A token passed on unchanged would cycle: 8 iterations back is as far
-  // as ages go.)
-  if (crossed.size() > kMaxAge ||
-      !seen.insert({value, 2 * crossed.size() + entered}).second)
+  // as ages go. Paths told apart by their lengths only: a dropped producer
+  // can only make the wait retire less.)
+  if (path.crossed.size() > kMaxAge ||
+      !seen.insert({value, path.crossed.size(), path.entered.size()}).second)
     return;
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())) {
       if (arg.getArgNumber() == 0)
         return;
       unsigned index = arg.getArgNumber() - 1;
-      producers(loop.getInitArgs()[index], crossed, /*entered=*/true, found,
-                seen);
-      crossed.push_back(loop);
-      producers(loop.getYieldedValues()[index], crossed, entered, found, seen);
-      crossed.pop_back();
+      path.entered.push_back(loop);
+      producers(loop.getInitArgs()[index], path, found, seen);
+      path.entered.pop_back();
+      path.crossed.push_back(loop);
+      producers(loop.getYieldedValues()[index], path, found, seen);
+      path.crossed.pop_back();
     }
     return;
   }
   Operation *def = value.getDefiningOp();
   if (auto loop = dyn_cast<scf::ForOp>(def)) {
     unsigned index = cast<OpResult>(value).getResultNumber();
-    producers(loop.getYieldedValues()[index], crossed, entered, found, seen);
-    producers(loop.getInitArgs()[index], crossed, entered, found, seen);
+    producers(loop.getYieldedValues()[index], path, found, seen);
+    producers(loop.getInitArgs()[index], path, found, seen);
     return;
   }
   if (auto branch = dyn_cast<scf::IfOp>(def)) {
     unsigned index = cast<OpResult>(value).getResultNumber();
-    producers(branch.thenYield().getOperand(index), crossed, entered, found,
-              seen);
+    producers(branch.thenYield().getOperand(index), path, found, seen);
     if (!branch.getElseRegion().empty())
-      producers(branch.elseYield().getOperand(index), crossed, entered, found,
-                seen);
+      producers(branch.elseYield().getOperand(index), path, found, seen);
     return;
   }
   Producer producer{def};
-  producer.entered = entered;
-  for (Operation *loop : crossed)
-    ++(loop->isAncestor(def) ? producer.age : producer.later);
+  auto into = [&](Operation *loop) -> Producer::Into & {
+    for (Producer::Into &e : producer.into)
+      if (e.loop == loop)
+        return e;
+    producer.into.push_back({loop, 0, false});
+    return producer.into.back();
+  };
+  for (Operation *loop : path.crossed) {
+    if (loop->isAncestor(def))
+      ++producer.age;
+    else
+      ++into(loop).iterations;
+  }
+  for (Operation *loop : path.entered)
+    into(loop).exactly = true;
   found.push_back(producer);
   // A wgmma accumulating into an earlier one's result completes after it.
   if (auto wgmma = dyn_cast<WgmmaOp>(def))
-    producers(wgmma.getAcc(), crossed, entered, found, seen);
+    producers(wgmma.getAcc(), path, found, seen);
 }
 
 /// Whether `access` is the run of its op that `producer` names: as many
-/// iterations back of the loops holding it and, for a run a loop entered
-/// with, as many iterations into the loops not holding it. (Counts that
+/// iterations back of the loops holding it, and as many iterations into
+/// the runs of the loops that carried it as the path says. (Counts that
 /// reached kMaxAge name no run for sure: nothing is retired by them.)
 static bool isRun(const Access &access, const Producer &producer) {
   if (access.op != producer.op || producer.age >= kMaxAge ||
-      producer.later >= kMaxAge || access.age != producer.age)
+      access.age != producer.age)
     return false;
-  return !producer.entered || access.outer == producer.later;
+  return llvm::all_of(producer.into, [&](const Producer::Into &e) {
+    unsigned at = access.iterationsInto(e.loop);
+    return e.iterations < kMaxAge &&
+           (e.exactly ? at == e.iterations : at >= e.iterations);
+  });
 }
 
 class BarrierPlacer {
@@ -512,10 +568,10 @@ private:
   /// complete on their own mbarriers, in no order: only those waited for).
   static void retire(AccessList &list, ValueRange values) {
     SmallVector<Producer> found;
-    SmallVector<Operation *> crossed;
-    DenseSet<std::pair<Value, unsigned>> seen;
+    ProducerPath path;
+    DenseSet<std::tuple<Value, unsigned, unsigned>> seen;
     for (Value value : values)
-      producers(value, crossed, /*entered=*/false, found, seen);
+      producers(value, path, found, seen);
     SmallVector<Access> retired;
     for (const Access &access : list)
       if (llvm::any_of(found, [&](const Producer &producer) {
