@@ -60,3 +60,26 @@ def check_against_reference(q, k, v, causal, out, lse, bound, what):
     err, lse_err = rel_l2(out, ref_out), rel_l2(lse, ref_lse)
     assert err <= bound, f"{what}: output rel_l2 {err:.3e} > {bound}"
     assert lse_err <= bound, f"{what}: lse rel_l2 {lse_err:.3e} > {bound}"
+
+
+def page_layout(lens, capacity, page_size, spare, rng):
+    """Where a paged KV cache puts sequences of `lens` keys (caches of
+    `capacity` slots): each sequence's pages in random order in a pool of
+    their count plus `spare`, the block table's entries past the used pages
+    garbage (negative or past the pool: never to be read). Returns (pages,
+    table int32 [batch, max_pages], [(page, b, lo, hi)]: key rows lo..hi-1
+    of sequence b go to the first hi - lo rows of page); the copying is the
+    caller's, in its array library."""
+    used = [-(-int(n) // page_size) for n in lens]
+    max_pages = -(-capacity // page_size) + 1
+    pages = sum(used) + spare
+    order = iter(rng.permutation(pages).tolist())
+    table = rng.integers(-5, pages + 5, (len(lens), max_pages)).astype(np.int32)
+    placements = []
+    for b, n in enumerate(lens):
+        for p in range(used[b]):
+            page = next(order)
+            table[b, p] = page
+            placements.append((page, b, p * page_size,
+                               min((p + 1) * page_size, int(n))))
+    return pages, table, placements

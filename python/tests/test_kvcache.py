@@ -105,23 +105,13 @@ def paged(k, v, lens, page_size, spare_pages=3):
     slots past each length NaN, the table's entries past the used pages
     garbage (negative, past the pool): none of them may be read."""
     B, S, HKV, D = k.shape
-    used = [-(-int(n) // page_size) for n in lens]
-    max_pages = -(-S // page_size) + 1
-    pages = sum(used) + spare_pages
-    order = RNG.permutation(pages)
+    pages, table, placements = reference.page_layout(lens, S, page_size,
+                                                     spare_pages, RNG)
     k_pages = np.full((pages, page_size, HKV, D), np.nan, k.dtype)
     v_pages = np.full_like(k_pages, np.nan)
-    table = RNG.integers(-5, pages + 5, (B, max_pages)).astype(np.int32)
-    at = 0
-    for b, n in enumerate(lens):
-        for p in range(used[b]):
-            page = order[at]
-            at += 1
-            table[b, p] = page
-            rows = slice(p * page_size, min((p + 1) * page_size, int(n)))
-            count = rows.stop - rows.start
-            k_pages[page, :count] = k[b, rows]
-            v_pages[page, :count] = v[b, rows]
+    for page, b, lo, hi in placements:
+        k_pages[page, :hi - lo] = k[b, lo:hi]
+        v_pages[page, :hi - lo] = v[b, lo:hi]
     return k_pages, v_pages, table
 
 

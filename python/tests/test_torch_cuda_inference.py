@@ -13,6 +13,8 @@ import math
 import os
 import sys
 
+import numpy as np
+
 if os.environ.get("ATTN_TEST_INSTALLED") != "1":
     sys.path.insert(0,
                     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -20,6 +22,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from test_torch_cuda import (HAVE_CUDA, expect_close, reference,  # noqa: E402
                              run_as_script)
+from reference import page_layout  # noqa: E402  (tests/reference.py)
+
+RNG = np.random.default_rng()  # fresh pages and tables every run
 
 try:
     import pytest
@@ -53,24 +58,14 @@ def paged(k, v, lens, page_size, spare=3):
     pages NaN, the table's unused entries garbage; (k_pages, v_pages,
     table)."""
     B, S, HKV, D = k.shape
-    used = [-(-n // page_size) for n in lens]
-    max_pages = -(-S // page_size) + 1
-    pages = sum(used) + spare
-    order = torch.randperm(pages).tolist()
+    pages, table, placements = page_layout(lens, S, page_size, spare, RNG)
     k_pages = torch.full((pages, page_size, HKV, D), math.nan,
                          dtype=k.dtype, device=k.device)
     v_pages = k_pages.clone()
-    table = torch.randint(-5, pages + 5, (B, max_pages), dtype=torch.int32)
-    at = 0
-    for b, n in enumerate(lens):
-        for p in range(used[b]):
-            page = order[at]
-            at += 1
-            table[b, p] = page
-            lo, hi = p * page_size, min((p + 1) * page_size, n)
-            k_pages[page, :hi - lo] = k[b, lo:hi]
-            v_pages[page, :hi - lo] = v[b, lo:hi]
-    return k_pages, v_pages, table.to(k.device)
+    for page, b, lo, hi in placements:
+        k_pages[page, :hi - lo] = k[b, lo:hi]
+        v_pages[page, :hi - lo] = v[b, lo:hi]
+    return k_pages, v_pages, torch.from_numpy(table).to(k.device)
 
 
 def check_per_sequence(q, k, v, lens, causal, out, lse, what):
