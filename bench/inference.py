@@ -17,8 +17,8 @@ padded forms and the peers, on one GPU, in one process.
    The bar: varlen >= 0.95x padded.
 
 Every attn-mlir output is checked (relative L2 <= 1e-2) against a
-reference from the same run first: paged and cache against plain, varlen
-against padded, plain against SDPA. Timing: triton.testing.do_bench,
+reference from the same run first: every decode variant (plain, cache,
+paged) against SDPA, varlen against our padded batch. Timing: triton.testing.do_bench,
 median, CUDA events (one input set: each exceeds the L2 cache). Writes
 <out>/<date>-<gpu>-inference.csv. A measurement, not a test.
 """

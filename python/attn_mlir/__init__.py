@@ -12,7 +12,8 @@ $ATTN_CACHE_DIR.
 
 With torch, the call is the torch operator torch.ops.attn_mlir.flash_attention
 (flash_attention_lse with return_lse=True), registered with torch.library
-with a fake implementation, so torch.compile(fullgraph=True) traces it. It
+with a fake implementation, so torch.compile(fullgraph=True) traces it
+(eager calls on plain tensors do its work without the dispatcher's trip). It
 has no backward yet: on inputs that require grad while grad mode is on it
 raises instead of returning an output without gradients. torch is optional:
 the package imports without it, and registers the operators when it first
@@ -354,10 +355,10 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     leave SMs idle, as in decoding; 1 on the CPU), 1 never splits. Ranges
     are whole key blocks: more splits than blocks leaves some empty.
 
-    torch tensors (CPU or CUDA, all on one device) go through the torch
-    operator attn_mlir::flash_attention (see the module's docstring); it
-    raises on inputs that require grad while grad mode is on (no backward
-    yet).
+    torch tensors (CPU or CUDA, all on one device) are the torch operator
+    attn_mlir::flash_attention's (see the module's docstring; eager calls on
+    plain tensors skip the dispatcher's trip); it raises on inputs that
+    require grad while grad mode is on (no backward yet).
     """
     _check_num_splits(num_splits)
     if _is_torch(q) or _is_torch(k) or _is_torch(v):

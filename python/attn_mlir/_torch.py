@@ -83,8 +83,8 @@ def flash_attention(q, k, v, causal, scale, layout, return_lse, num_splits=0):
         # the CPU/CUDA kernel). Skipping the trip through the dispatcher
         # saves about 11 of a decode call's ~60 us of host time (H200 host,
         # session 16).
-        return _autograd_run(q, k, v, causal, scale, layout, with_lse,
-                             num_splits)
+        _refuse(q, k, v)
+        return _direct(q, k, v, causal, scale, layout, with_lse, num_splits)
     if with_lse:
         return _op_lse(q, k, v, causal, scale, layout, num_splits)
     return _op(q, k, v, causal, scale, layout, num_splits)
@@ -516,17 +516,31 @@ def _autograd_run(q, k, v, causal, scale, layout, with_lse, num_splits):
     trip through the dispatcher (a third of the operator's overhead).
     Anything else (tensor subclasses such as FakeTensor, modes such as
     torch.compile's tracing, meta tensors) goes down the dispatcher."""
+    _refuse(q, k, v)
+    if (type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor
+            and not _dispatch_modes()):
+        return _direct(q, k, v, causal, scale, layout, with_lse, num_splits)
+    return _below(q, k, v, causal, scale, layout, with_lse, num_splits)
+
+
+def _refuse(q, k, v):
+    """The Autograd kernel's checks: no grad (no backward yet), no dual."""
     if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or
                                     v.requires_grad):
         _refuse_grad(q, k, v)
     _refuse_dual(q, k, v)
-    if (type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor
-            and not _dispatch_modes()):
-        try:
-            return _run(q, k, v, causal, scale, layout, with_lse,
-                        num_splits)
-        except _Elsewhere:
-            pass
+
+
+def _direct(q, k, v, causal, scale, layout, with_lse, num_splits):
+    """Plain tensors, no dispatch mode: the CPU/CUDA kernel itself, or,
+    for tensors it does not take (meta), the operator below Autograd."""
+    try:
+        return _run(q, k, v, causal, scale, layout, with_lse, num_splits)
+    except _Elsewhere:
+        return _below(q, k, v, causal, scale, layout, with_lse, num_splits)
+
+
+def _below(q, k, v, causal, scale, layout, with_lse, num_splits):
     with _below_autograd():
         if with_lse:
             return _op_lse(q, k, v, causal, scale, layout, num_splits)
