@@ -90,7 +90,8 @@ static std::optional<int64_t> groupsAfterArgument(scf::ForOp loop,
   Block *body = loop.getBody();
   std::optional<int64_t> inBody = groupsIssued(body->begin(), to);
   auto before = loop.getInitArgs()[index].getDefiningOp<AsyncCopyOp>();
-  if (!inBody || depth > 8 || !before || before->getBlock() != loop->getBlock())
+  if (!inBody || depth > kMaxRingStages || !before ||
+      before->getBlock() != loop->getBlock())
     return std::nullopt;
   std::optional<int64_t> first = groupsBetween(before, loop);
   Value yielded = loop.getYieldedValues()[index];

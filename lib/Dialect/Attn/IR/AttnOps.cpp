@@ -14,6 +14,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -573,7 +574,7 @@ LogicalResult FlashAttentionOp::verify() {
                            << " rows for a batch of " << q.type.getDimSize(0);
     int64_t pageSize = k.type.getDimSize(2);
     if (ShapedType::isDynamic(pageSize) || pageSize <= 0 ||
-        (pageSize & (pageSize - 1)) != 0)
+        !llvm::isPowerOf2_64(pageSize))
       return emitOpError() << "with block_table, key and value are pages "
                               "[num_pages, kv_heads, page_size, head_dim] "
                               "whose page_size (dim 2) must be a static "

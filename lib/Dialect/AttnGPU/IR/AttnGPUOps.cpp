@@ -266,7 +266,7 @@ LogicalResult UnissuedOp::verify() {
     if (auto loop = token.getDefiningOp<scf::ForOp>()) {
       Operation *yield = loop.getBody()->getTerminator();
       produced = yield->getOperand(cast<OpResult>(token).getResultNumber());
-      for (int carried = 0; carried < 8; ++carried) {
+      for (unsigned carried = 0; carried < kMaxRingStages; ++carried) {
         auto arg = dyn_cast<BlockArgument>(produced);
         if (!arg || arg.getOwner() != loop.getBody() ||
             arg.getArgNumber() == 0)

@@ -41,9 +41,9 @@ struct RingIndex {
   }
 };
 
-/// Ages past this are one (a copy carried further than a ring of 8 stages
+/// Ages past this are one (a copy carried further than the deepest ring
 /// does is not told apart from older ones).
-constexpr unsigned kMaxAge = 8;
+constexpr unsigned kMaxAge = kMaxRingStages;
 
 /// One access of an op to (a stage of) a shared buffer.
 struct Access {

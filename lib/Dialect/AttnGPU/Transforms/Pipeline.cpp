@@ -393,11 +393,13 @@ struct Pipeline : public attngpu::impl::AttnGPUPipelineBase<Pipeline> {
       }
       if (ringStages <= 1)
         return;
-      // The barrier analysis tells the runs of a copy apart up to 8
-      // iterations back (and wait_group counts at most 7 pending groups).
-      if (ringStages > 8) {
+      // The barrier analysis tells the runs of a copy apart up to
+      // kMaxRingStages iterations back (and wait_group counts at most 7
+      // pending groups).
+      if (ringStages > int64_t(kMaxRingStages)) {
         func->emitOpError() << "asks attngpu-pipeline for a ring of "
-                            << ringStages << " stages; 8 at most";
+                            << ringStages << " stages; " << kMaxRingStages
+                            << " at most";
         failed = true;
         return;
       }

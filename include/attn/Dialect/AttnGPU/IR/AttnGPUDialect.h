@@ -30,6 +30,11 @@ struct SharedMemoryResource
 
 /// Name of the function attribute holding a kernel's #attngpu.schedule.
 inline constexpr llvm::StringLiteral kScheduleAttrName = "attngpu.schedule";
+/// The deepest ring attngpu-pipeline builds; the passes that follow a
+/// ring's carried tokens (the barrier analysis, wait_group counts,
+/// attngpu.unissued's verifier) follow them this far. The `kv-stages`
+/// knob's maximum (GpuScheduleKnobs.def) is the same number.
+inline constexpr unsigned kMaxRingStages = 8;
 /// Name of the function attribute attngpu-allocate-shared sets to the bytes
 /// of shared memory the kernel uses.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName =
