@@ -62,6 +62,13 @@ def check_against_reference(q, k, v, causal, out, lse, bound, what):
     assert lse_err <= bound, f"{what}: lse rel_l2 {lse_err:.3e} > {bound}"
 
 
+# The mask reference.attention applies for each `causal` of the
+# flash_attn-style calls (flash_attention_with_kvcache, _varlen), where
+# True means bottom_right.
+FLASH_ATTN_MODES = {None: None, False: None, True: "bottom_right",
+                    "bottom_right": "bottom_right", "top_left": "top_left"}
+
+
 def page_layout(lens, capacity, page_size, spare, rng):
     """Where a paged KV cache puts sequences of `lens` keys (caches of
     `capacity` slots): each sequence's pages in random order in a pool of

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from test_torch_cuda import (HAVE_CUDA, expect_close, reference,  # noqa: E402
                              run_as_script)
-from reference import page_layout  # noqa: E402  (tests/reference.py)
+from reference import FLASH_ATTN_MODES, page_layout  # noqa: E402
 
 RNG = np.random.default_rng()  # fresh pages and tables every run
 
@@ -37,7 +37,7 @@ import attn_mlir  # noqa: E402
 if HAVE_CUDA:
     import torch
 
-MODES = {None: None, True: "bottom_right", "top_left": "top_left"}
+MODES = FLASH_ATTN_MODES
 
 
 def randn(*shape, dtype):

@@ -11,7 +11,7 @@ import attn_mlir
 import reference
 
 RNG = np.random.default_rng()  # fresh inputs every run
-MODES = {None: None, True: "bottom_right", "top_left": "top_left"}
+MODES = reference.FLASH_ATTN_MODES
 
 
 def prefix(lengths):
