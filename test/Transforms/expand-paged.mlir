@@ -1,16 +1,44 @@
-// RUN: attn-opt %s --attn-expand-flash-attention='block-m=64 block-n=64' | FileCheck %s
+// RUN: attn-opt %s --attn-expand-flash-attention='block-m=64 block-n=32' | FileCheck %s
 // RUN: attn-opt %s --attn-expand-flash-attention='block-m=64 block-n=48' | FileCheck %s --check-prefix=GCD
+// RUN: attn-opt %s --attn-expand-flash-attention='block-m=64 block-n=64' | FileCheck %s --check-prefix=GATHER
 
-// A paged KV cache (block_table): the key blocks shrink to the page size
-// (here 32 < block-n 64), the capacity is the table's pages times the page
-// size, and each block's K and V come from its page (the table entry,
-// clamped to the pages) through a view of the rows the sequence uses, so
-// the load's boundary check stops at its length inside its last page. The
-// row count is clamped to >= 0 too, so the view is well formed past the
-// last block (a GPU pipeline evaluates it early).
+// A paged KV cache (block_table): with key blocks of the page size (here
+// 32), the capacity is the table's pages times the page size, and each
+// block's K and V come from its page (the table entry, clamped to the
+// pages) through a view of the rows the sequence uses, so the load's
+// boundary check stops at its length inside its last page. The row count
+// is clamped to >= 0 too, so the view is well formed past the last block
+// (a GPU pipeline evaluates it early).
 // A block-n that does not divide the page (48, page 32): blocks of their
 // greatest common divisor, 16, so that none straddles two pages.
 // GCD: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16
+// A block-n that is whole pages (64: two of 32) gathers them: per page a
+// view and a load of its rows, joined along the rows (tensor.concat). A
+// slot past the sequence's pages reads the table entry of its last page in
+// use (entries past them are padding, never read) and none of its rows.
+// GATHER: %[[LENS:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
+// GATHER: %[[INUSE:.+]] = arith.ceildivui %[[LENS]], %c32
+// GATHER: %[[PREV:.+]] = arith.subi %[[INUSE]], %c1
+// GATHER: %[[LASTSLOT:.+]] = arith.maxsi %[[PREV]], %c0
+// GATHER: scf.for %[[N0:.+]] = %{{.+}} to %[[LENS]] step %c64
+// GATHER:   %[[SLOT0:.+]] = arith.divui %[[N0]], %c32
+// GATHER:   %[[READ0:.+]] = arith.minsi %[[SLOT0]], %[[LASTSLOT]]
+// GATHER:   memref.load %arg5[%{{.+}}, %[[READ0]]]
+// GATHER:   %[[START0:.+]] = arith.muli %[[SLOT0]], %c32
+// GATHER:   %[[LEFT0:.+]] = arith.subi %[[LENS]], %[[START0]]
+// GATHER:   %[[K0:.+]] = attn.load %{{.+}} boundary_check = [0] padding = zero : !attn.block_ptr<32x64xf16>
+// GATHER:   %[[V0:.+]] = attn.load %{{.+}} boundary_check = [0] padding = zero : !attn.block_ptr<32x64xf16>
+// GATHER:   %[[SLOT1:.+]] = arith.addi %[[SLOT0]], %c1
+// GATHER:   %[[READ1:.+]] = arith.minsi %[[SLOT1]], %[[LASTSLOT]]
+// GATHER:   memref.load %arg5[%{{.+}}, %[[READ1]]]
+// GATHER:   %[[START1:.+]] = arith.muli %[[SLOT1]], %c32
+// GATHER:   %[[LEFT1:.+]] = arith.subi %[[LENS]], %[[START1]]
+// GATHER:   %[[K1:.+]] = attn.load %{{.+}} boundary_check = [0] padding = zero : !attn.block_ptr<32x64xf16>
+// GATHER:   %[[V1:.+]] = attn.load %{{.+}} boundary_check = [0] padding = zero : !attn.block_ptr<32x64xf16>
+// GATHER:   %[[K:.+]] = tensor.concat dim(0) %[[K0]], %[[K1]] : (tensor<32x64xf16>, tensor<32x64xf16>) -> tensor<64x64xf16>
+// GATHER:   %[[V:.+]] = tensor.concat dim(0) %[[V0]], %[[V1]]
+// GATHER:   attn.dot %{{.+}}, %[[K]]
+// GATHER:   attn.online_softmax %{{.+}}, %[[V]]
 !q = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 !p = memref<?x?x32x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 !l = memref<?xi32, strided<[?], offset: ?>>

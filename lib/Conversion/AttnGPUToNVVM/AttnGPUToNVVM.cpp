@@ -61,7 +61,7 @@ static std::optional<int64_t> groupsIssued(Block::iterator from,
                                            Block::iterator to) {
   int64_t groups = 0;
   for (Operation &op : llvm::make_range(from, to)) {
-    if (isa<AsyncCopyOp>(op))
+    if (auto copy = dyn_cast<AsyncCopyOp>(op); copy && !copy.getJoinsNextGroup())
       ++groups;
     else if (op.getNumRegions() != 0 &&
              op.walk([](AsyncCopyOp) { return WalkResult::interrupt(); })
@@ -71,9 +71,17 @@ static std::optional<int64_t> groupsIssued(Block::iterator from,
   return groups;
 }
 
-/// The groups issued after `copy` and before `end`, in their block.
-static std::optional<int64_t> groupsBetween(Operation *copy, Operation *end) {
-  return groupsIssued(std::next(copy->getIterator()), end->getIterator());
+/// The groups issued after `copy`'s and before `end`, in their block (the
+/// group a copy joins is the next copy's, committed before `end`: the
+/// verifier sees to that where `end` is a wait).
+static std::optional<int64_t> groupsBetween(AsyncCopyOp copy, Operation *end) {
+  std::optional<int64_t> groups =
+      groupsIssued(std::next(copy->getIterator()), end->getIterator());
+  if (!groups || !copy.getJoinsNextGroup())
+    return groups;
+  if (*groups == 0)
+    return std::nullopt;
+  return *groups - 1;
 }
 
 /// The cp.async groups issued after the copy of iteration argument `arg`

@@ -65,7 +65,9 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
     // `columns`: the tile's width where the buffer's last columns are the
     // padding of a head dim rounded up to 16 (zeroed below).
-    int64_t rows = type.getShape()[0], bufferCols = type.getShape()[1];
+    // `rows`: the tile is that many rows, landing from row `firstRow` on.
+    int64_t rows = op.getTileRows(), firstRow = op.getFirstRow();
+    int64_t bufferCols = type.getShape()[1];
     int64_t cols = op.getColumns() ? int64_t(*op.getColumns()) : bufferCols;
     int64_t rowBytes = cols * elementBytes;
     // cp.async copies 4, 8 or 16 bytes; rows of another width go element
@@ -169,7 +171,7 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
       std::optional<int64_t> rowsPerPass =
           op.getCheckedChunks() || cols != bufferCols
               ? std::nullopt
-              : wholePassRows(type, chunkBytes, *threads);
+              : wholePassRows(type, rows, chunkBytes, *threads);
       if (!rowsPerPass) {
         copyByChunks(then);
       } else {
@@ -178,8 +180,8 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
         Value allIn = tileInRange(then, loc, op, adaptor.getOffsets(), sizes,
                                   checked);
         auto wholePasses = [&](OpBuilder &b) {
-          copyWholePasses(b, loc, type, src, dst, stage, thread,
-                          start.firstElement, start.strides[dims[0]],
+          copyWholePasses(b, loc, type, rows, firstRow, src, dst, stage,
+                          thread, start.firstElement, start.strides[dims[0]],
                           *rowsPerPass);
         };
         if (!allIn) {
@@ -205,12 +207,15 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                           body, loc, pad, indexConstant(body, loc, cols));
                       memref::StoreOp::create(
                           body, loc, zero, dst,
-                          sharedIndices(body, loc, type, stage, row, col));
+                          sharedIndices(body, loc, type, stage,
+                                        landingRow(body, loc, op, row), col));
                     });
     }
-    // One cp.async group per copy op: async_wait counts them.
+    // One cp.async group per copy op (or per run of copies joining the
+    // next one's): async_wait counts them.
     b.setInsertionPoint(op);
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    if (!op.getJoinsNextGroup())
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
     // The token only orders waits in the IR; nothing of it remains.
     Value token = arith::ConstantIntOp::create(b, loc, 0, 32);
     rewriter.replaceOp(op, token);
@@ -221,10 +226,9 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
   /// 16-byte chunks, every thread keeping its column (threads a multiple of
   /// the chunks per row) and its swizzle (passes of a multiple of 8 rows:
   /// the swizzles' period), the rows a whole number of passes.
-  static std::optional<int64_t> wholePassRows(SharedType type,
+  static std::optional<int64_t> wholePassRows(SharedType type, int64_t rows,
                                               int64_t chunkBytes,
                                               int64_t threads) {
-    int64_t rows = type.getShape()[0];
     int64_t elementBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
     int64_t chunksPerRow = type.getShape()[1] * elementBytes / 16;
     if (chunkBytes != 16 || threads % chunksPerRow != 0)
@@ -243,6 +247,7 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                            ArrayRef<bool> checked) {
     Value all;
     SmallVector<int64_t> shape(op.getBuffer().getType().getShape());
+    shape[0] = op.getTileRows();
     if (op.getColumns())
       shape[1] = int64_t(*op.getColumns());
     for (int64_t dim = 0; dim < 2; ++dim) {
@@ -269,15 +274,15 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
   /// `tileStart` is the tile's first element as an offset from the source's
   /// aligned pointer; `rowStride` the source's stride along the tile's rows.
   static void copyWholePasses(OpBuilder &b, Location loc, SharedType type,
-                              Value src, Value dst, Value stage,
+                              int64_t rows, int64_t firstRow, Value src,
+                              Value dst, Value stage,
                               const ThreadCoords &thread, Value tileStart,
                               Value rowStride, int64_t rowsPerPass) {
-    int64_t rows = type.getShape()[0];
     // 16-byte chunks of the element type (wholePassRows' count).
     int64_t chunkElements =
         16 / (type.getElementType().getIntOrFloatBitWidth() / 8);
     int64_t chunksPerRow = type.getShape()[1] / chunkElements;
-    Value firstRow = arith::DivUIOp::create(
+    Value threadRow = arith::DivUIOp::create(
         b, loc, thread.threadId, indexConstant(b, loc, chunksPerRow));
     Value col = arith::MulIOp::create(
         b, loc,
@@ -289,7 +294,7 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     Value start = arith::AddIOp::create(
         b, loc, tileStart,
         arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, firstRow, rowStride), col));
+            b, loc, arith::MulIOp::create(b, loc, threadRow, rowStride), col));
     Value passElements = arith::MulIOp::create(
         b, loc, rowStride, indexConstant(b, loc, rowsPerPass));
     int64_t passes = rows / rowsPerPass;
@@ -307,13 +312,16 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
         b, loc, flatType, src, OpFoldResult(start),
         ArrayRef<OpFoldResult>{extent},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    // The loop walks the stage's rows (the tile's from `firstRow` on).
+    Value landing = arith::AddIOp::create(b, loc, threadRow,
+                                          indexConstant(b, loc, firstRow));
     SmallVector<Value> target =
-        sharedIndices(b, loc, type, stage, firstRow, col);
+        sharedIndices(b, loc, type, stage, landing, col);
     size_t rowAt = type.getLayout() == SharedLayout::wgmma_128b ? 2 : 1;
     // A loop, not unrolled: unrolled, LLVM keeps each pass's shared address
     // in a register of its own across the KV loop.
-    auto loop = scf::ForOp::create(b, loc, firstRow,
-                                   indexConstant(b, loc, rows),
+    auto loop = scf::ForOp::create(b, loc, landing,
+                                   indexConstant(b, loc, firstRow + rows),
                                    indexConstant(b, loc, rowsPerPass),
                                    ValueRange{indexConstant(b, loc, 0)});
     OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
@@ -327,6 +335,15 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     scf::YieldOp::create(
         body, loc, ValueRange{arith::AddIOp::create(body, loc, at0,
                                                     passElements)});
+  }
+
+  /// The stage's row that tile row `row` lands in.
+  static Value landingRow(OpBuilder &b, Location loc, AsyncCopyOp op,
+                          Value row) {
+    if (op.getFirstRow() == 0)
+      return row;
+    return arith::AddIOp::create(b, loc, row,
+                                 indexConstant(b, loc, op.getFirstRow()));
   }
 
   /// Source indices of tile element (row, col).
@@ -392,8 +409,9 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                            paddingValue(otherwise, loc, element, padding));
       value = branch.getResult(0);
     }
-    memref::StoreOp::create(b, loc, value, dst,
-                            sharedIndices(b, loc, type, stage, row, col));
+    memref::StoreOp::create(
+        b, loc, value, dst,
+        sharedIndices(b, loc, type, stage, landingRow(b, loc, op, row), col));
   }
 
   static void copyChunk(OpBuilder &b, Location loc, AsyncCopyOp op,
@@ -431,7 +449,8 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     int64_t elementBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
     nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
-        sharedIndices(b, loc, type, stage, row, col), src, safe,
+        sharedIndices(b, loc, type, stage, landingRow(b, loc, op, row), col),
+        src, safe,
         b.getIndexAttr(chunkElements), count,
         /*bypassL1=*/chunkElements * elementBytes == 16 ? b.getUnitAttr()
                                                           : UnitAttr());

@@ -35,6 +35,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOATTNGPU
@@ -130,6 +131,11 @@ LogicalResult convertKernelOps(gpu::GPUFuncOp func,
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   target.addIllegalDialect<AttnDialect>();
   target.addIllegalOp<func::ReturnOp>();
+  // A gather's loads go with it.
+  target.addDynamicallyLegalOp<TileLoadOp>(
+      [](TileLoadOp load) { return isGathered(load); });
+  target.addDynamicallyLegalOp<tensor::ConcatOp>(
+      [](tensor::ConcatOp concat) { return stagingLoads(concat).empty(); });
   target.addDynamicallyLegalOp<arith::ConstantOp, arith::TruncFOp>(
       [](Operation *op) { return !hasTiles(op); });
   RewritePatternSet patterns(context);

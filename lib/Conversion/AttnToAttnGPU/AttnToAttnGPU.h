@@ -8,7 +8,9 @@
 // file per op family, each reading the schedule back from the gpu.func it
 // converts in (KernelSchedule::of):
 //
-//   TileCopyPatterns.cpp     tile_load -> alloc_shared + async_copy (+ wait)
+//   TileCopyPatterns.cpp     tile_load, or a gather of them (tensor.concat
+//                            of row blocks) -> alloc_shared + async_copy
+//                            (+ wait)
 //   ProductPatterns.cpp      dot, online_softmax -> local_load, mma / wgmma,
 //                            softmax_step, scale_rows, convert_layout
 //   RegisterTilePatterns.cpp masks, finalize, splat constants, truncf,
@@ -22,6 +24,7 @@
 #ifndef ATTN_LIB_CONVERSION_ATTNTOATTNGPU_ATTNTOATTNGPU_H
 #define ATTN_LIB_CONVERSION_ATTNTOATTNGPU_ATTNTOATTNGPU_H
 
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
 #include "attn/Schedule/GpuScheduleKnobs.h"
 
@@ -57,6 +60,16 @@ struct KernelSchedule {
 FailureOr<KernelSchedule>
 chooseKernelSchedule(func::FuncOp kernel, const GpuScheduleKnobs &requested,
                      StringRef chip);
+
+/// The tile loads that fill `tile` in shared memory: its tile_load, or the
+/// 2-D tile_loads a tensor.concat along rows gathers (a key block over
+/// several pages), each read by it alone, in row order. Empty when `tile`
+/// is not staged in shared memory.
+SmallVector<TileLoadOp> stagingLoads(Value tile);
+
+/// Whether `load` is one of a gather's (copied with the others when the
+/// gather is converted, not on its own).
+bool isGathered(TileLoadOp load);
 
 /// Whether `op` takes or yields a tile (a ranked tensor).
 bool hasTiles(Operation *op);

@@ -78,10 +78,9 @@ static bool fitsWgmma(func::FuncOp kernel, int64_t warps, int64_t blockM) {
   if (warps % 4 != 0 || blockM != 16 * warps)
     return false;
   auto staged16Bit = [](Value tile) {
-    auto load = tile.getDefiningOp<TileLoadOp>();
-    if (!load)
+    if (stagingLoads(tile).empty())
       return false;
-    auto type = cast<RankedTensorType>(load.getResult().getType());
+    auto type = cast<RankedTensorType>(tile.getType());
     Type element = type.getElementType();
     return type.getRank() == 2 && (element.isF16() || element.isBF16()) &&
            type.getDimSize(1) % 64 == 0 && type.getDimSize(0) % 16 == 0;

@@ -28,16 +28,25 @@ namespace ag = mlir::attngpu;
 
 namespace {
 
-/// Places the wait for the copy that fills `buffer`, unless one is placed.
+/// Places the wait for the copies that fill `buffer` (one, or a gather's),
+/// unless one is placed.
 void waitForCopy(OpBuilder &b, Location loc, Value buffer) {
-  for (Operation *user : buffer.getUsers()) {
-    auto copy = dyn_cast<ag::AsyncCopyOp>(user);
-    if (!copy || copy.getBuffer() != buffer)
-      continue;
-    Value token = copy.getToken();
-    if (llvm::none_of(token.getUsers(), llvm::IsaPred<ag::AsyncWaitOp>))
-      ag::AsyncWaitOp::create(b, loc, ValueRange{token});
-  }
+  SmallVector<ag::AsyncCopyOp> copies;
+  for (Operation *user : buffer.getUsers())
+    if (auto copy = dyn_cast<ag::AsyncCopyOp>(user);
+        copy && copy.getBuffer() == buffer &&
+        llvm::none_of(copy.getToken().getUsers(),
+                      llvm::IsaPred<ag::AsyncWaitOp>))
+      copies.push_back(copy);
+  if (copies.empty())
+    return;
+  llvm::sort(copies, [](ag::AsyncCopyOp x, ag::AsyncCopyOp y) {
+    return x->isBeforeInBlock(y);
+  });
+  SmallVector<Value> tokens;
+  for (ag::AsyncCopyOp copy : copies)
+    tokens.push_back(copy.getToken());
+  ag::AsyncWaitOp::create(b, loc, tokens);
 }
 
 /// Reads staged `buffer` into registers with `layout`, after its copy.

@@ -3,7 +3,8 @@
 // Every condition the conversion patterns rely on, checked before they run
 // so that a tile program the schedule does not cover gets one diagnostic at
 // the op (not "failed to legalize"): where each tile lives (a tile_load's
-// result in shared memory, every other tile in registers), which products
+// result, or a row-wise gather of them, in shared memory, every other tile
+// in registers), which products
 // and element types the tensor cores take, and which ops may hold tiles.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -25,11 +27,9 @@ namespace {
 
 bool isTile(Value value) { return isa<RankedTensorType>(value.getType()); }
 
-/// A tile_load's result: staged in shared memory. Every other tile is held
-/// in registers.
-bool isStaged(Value tile) {
-  return tile.getDefiningOp<TileLoadOp>() != nullptr;
-}
+/// A tile_load's result or a gather of them: staged in shared memory.
+/// Every other tile is held in registers.
+bool isStaged(Value tile) { return !stagingLoads(tile).empty(); }
 
 class CoverageChecker {
 public:
@@ -43,6 +43,8 @@ public:
       return checkFor(loop);
     if (auto load = dyn_cast<TileLoadOp>(op))
       return checkLoad(load);
+    if (auto gather = dyn_cast<tensor::ConcatOp>(op); gather && isStaged(gather))
+      return success();
     if (auto store = dyn_cast<TileStoreOp>(op))
       return inRegisters(store, store.getValue(), "stores");
     if (auto dot = dyn_cast<DotOp>(op))

@@ -2,9 +2,11 @@
 //
 // A tile_load becomes a shared buffer (xor_rows where its rows are a power
 // of two of 16-byte chunks; wgmma_128b on the wgmma schedule) filled by an
-// async_copy. Its wait is placed where the tile is first read in the same
+// async_copy; a gather (tensor.concat along rows of tile_loads: a key block
+// over several pages) one buffer filled by a copy per load, each into its
+// rows. The waits are placed where the tile is first read in the same
 // block (ProductPatterns.cpp), so V's copy overlaps S = Q K^T, or right
-// after the copy when the tile is read in another block (a loop body).
+// after the copies when the tile is read in another block (a loop body).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -35,46 +38,89 @@ bool inCausalDiagonalLoop(Operation *op) {
                      .wasInterrupted();
 }
 
+/// Replaces `tile` (a staged tile: stagingLoads' `loads` fill it) by a
+/// shared buffer and copies into it, one per load (into its rows when
+/// there are several), and erases the loads.
+void stageInSharedMemory(ConversionPatternRewriter &rewriter, Value tile,
+                         ArrayRef<TileLoadOp> loads) {
+  Operation *op = tile.getDefiningOp();
+  KernelSchedule schedule = KernelSchedule::of(op);
+  auto type = cast<RankedTensorType>(tile.getType());
+  Type element = type.getElementType();
+  int64_t cols = type.getDimSize(1), bufferCols = scheduleColumns(cols);
+  int64_t rowBytes = bufferCols * (element.getIntOrFloatBitWidth() / 8);
+  bool pow2Chunks = rowBytes % 16 == 0 && llvm::isPowerOf2_64(rowBytes / 16);
+  ag::SharedLayout layout = schedule.wgmma() ? ag::SharedLayout::wgmma_128b
+                            : pow2Chunks     ? ag::SharedLayout::xor_rows
+                                             : ag::SharedLayout::plain;
+  auto bufferType = ag::SharedType::get(
+      rewriter.getContext(), {type.getDimSize(0), bufferCols}, element, layout,
+      1);
+  Location loc = op->getLoc();
+  rewriter.setInsertionPoint(loads.front());
+  Value buffer =
+      ag::AllocSharedOp::create(rewriter, loc, bufferType, IntegerAttr());
+  // Checked copies in the loop that applies the causal mask, where the
+  // schedule trades the whole passes' registers for a CTA target.
+  bool checkedChunks =
+      !schedule.knobs.wholePassCopiesOnDiagonal && inCausalDiagonalLoop(op);
+  bool readHere = llvm::all_of(tile.getUsers(), [&](Operation *user) {
+    return user->getBlock() == op->getBlock();
+  });
+  int64_t firstRow = 0;
+  SmallVector<Value> tokens;
+  for (TileLoadOp load : loads) {
+    rewriter.setInsertionPoint(loads.back());
+    ag::PaddingAttr padding;
+    if (load.getPadding())
+      padding = ag::PaddingAttr::get(
+          rewriter.getContext(),
+          static_cast<ag::Padding>(load.getPaddingOrDefault()));
+    int64_t rows = cast<RankedTensorType>(load.getType()).getDimSize(0);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    tokens.push_back(ag::AsyncCopyOp::create(
+        rewriter, load.getLoc(), rewriter.getRemappedValue(load.getBase()),
+        load.getOffsets(),
+        load.getDims(), load.getBoundaryCheckAttr(), padding, buffer, zero,
+        checkedChunks,
+        bufferCols != cols ? rewriter.getI64IntegerAttr(cols) : IntegerAttr(),
+        loads.size() > 1 ? rewriter.getDenseI64ArrayAttr({firstRow, rows})
+                         : DenseI64ArrayAttr(),
+        /*joinsNextGroup=*/load != loads.back(), /*predicate=*/Value()));
+    firstRow += rows;
+  }
+  if (!readHere)
+    ag::AsyncWaitOp::create(rewriter, loc, tokens);
+  rewriter.replaceOp(op, buffer);
+  for (TileLoadOp load : loads)
+    if (load != op)
+      rewriter.eraseOp(load);
+}
+
 struct TileLoadToAsyncCopy : OpConversionPattern<TileLoadOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(TileLoadOp load, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    KernelSchedule schedule = KernelSchedule::of(load);
-    auto type = cast<RankedTensorType>(load.getResult().getType());
-    Type element = type.getElementType();
-    int64_t cols = type.getDimSize(1), bufferCols = scheduleColumns(cols);
-    int64_t rowBytes = bufferCols * (element.getIntOrFloatBitWidth() / 8);
-    bool pow2Chunks = rowBytes % 16 == 0 && llvm::isPowerOf2_64(rowBytes / 16);
-    ag::SharedLayout layout = schedule.wgmma() ? ag::SharedLayout::wgmma_128b
-                              : pow2Chunks     ? ag::SharedLayout::xor_rows
-                                               : ag::SharedLayout::plain;
-    auto bufferType = ag::SharedType::get(
-        getContext(), {type.getDimSize(0), bufferCols}, element, layout, 1);
-    Location loc = load.getLoc();
-    Value buffer =
-        ag::AllocSharedOp::create(rewriter, loc, bufferType, IntegerAttr());
-    ag::PaddingAttr padding;
-    if (load.getPadding())
-      padding = ag::PaddingAttr::get(
-          getContext(), static_cast<ag::Padding>(load.getPaddingOrDefault()));
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    // Checked copies in the loop that applies the causal mask, where the
-    // schedule trades the whole passes' registers for a CTA target.
-    bool checkedChunks =
-        !schedule.knobs.wholePassCopiesOnDiagonal && inCausalDiagonalLoop(load);
-    Value token = ag::AsyncCopyOp::create(
-        rewriter, loc, adaptor.getBase(), adaptor.getOffsets(), load.getDims(),
-        load.getBoundaryCheckAttr(), padding, buffer, zero, checkedChunks,
-        bufferCols != cols ? rewriter.getI64IntegerAttr(cols) : IntegerAttr(),
-        /*predicate=*/Value());
-    bool readHere = llvm::all_of(load->getUsers(), [&](Operation *user) {
-      return user->getBlock() == load->getBlock();
-    });
-    if (!readHere)
-      ag::AsyncWaitOp::create(rewriter, loc, ValueRange{token});
-    rewriter.replaceOp(load, buffer);
+    // (A load a gather reads is copied with the gather's others.)
+    if (isGathered(load))
+      return failure();
+    stageInSharedMemory(rewriter, load.getResult(), {load});
+    return success();
+  }
+};
+
+struct GatherToAsyncCopies : OpConversionPattern<tensor::ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(tensor::ConcatOp gather, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<TileLoadOp> loads = stagingLoads(gather.getResult());
+    if (loads.empty())
+      return failure();
+    stageInSharedMemory(rewriter, gather.getResult(), loads);
     return success();
   }
 };
@@ -83,5 +129,35 @@ struct TileLoadToAsyncCopy : OpConversionPattern<TileLoadOp> {
 
 void mlir::attn::to_attngpu::populateTileCopyPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<TileLoadToAsyncCopy>(patterns.getContext());
+  patterns.add<TileLoadToAsyncCopy, GatherToAsyncCopies>(
+      patterns.getContext());
+}
+
+/// A concat along rows of 2-D tile_loads read by it alone.
+static SmallVector<TileLoadOp> gatheredLoads(tensor::ConcatOp concat) {
+  SmallVector<TileLoadOp> loads;
+  if (concat.getDim() != 0 || concat.getResultType().getRank() != 2)
+    return {};
+  for (Value input : concat.getInputs()) {
+    auto load = input.getDefiningOp<TileLoadOp>();
+    if (!load || !load->hasOneUse() || load->getBlock() != concat->getBlock())
+      return {};
+    loads.push_back(load);
+  }
+  return loads;
+}
+
+SmallVector<TileLoadOp> mlir::attn::to_attngpu::stagingLoads(Value tile) {
+  if (auto load = tile.getDefiningOp<TileLoadOp>())
+    return {load};
+  if (auto concat = tile.getDefiningOp<tensor::ConcatOp>())
+    return gatheredLoads(concat);
+  return {};
+}
+
+bool mlir::attn::to_attngpu::isGathered(TileLoadOp load) {
+  if (!load->hasOneUse())
+    return false;
+  auto concat = dyn_cast<tensor::ConcatOp>(*load->getUsers().begin());
+  return concat && !gatheredLoads(concat).empty();
 }

@@ -192,3 +192,30 @@ func.func @three_warps() attributes {attn.block_m = 64 : i64, attn.num_warps = 3
   %z = arith.constant dense<0.0> : tensor<64xf32>
   return
 }
+
+// -----
+
+// A gather is tile loads joined along rows, each read by the join alone:
+// a join along columns is not one.
+!t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @join_along_columns(%K: !t) attributes {attn.block_m = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = attn.tile_load %K[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<64x64xf16>
+  %b = attn.tile_load %K[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<64x64xf16>
+  // expected-error @+1 {{on tiles is not supported by the attngpu schedule}}
+  %k = tensor.concat dim(1) %a, %b : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x128xf16>
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @gathered_load_read_twice(%K: !t) attributes {attn.block_m = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = attn.tile_load %K[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<32x64xf16>
+  %b = attn.tile_load %K[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<32x64xf16>
+  // expected-error @+1 {{on tiles is not supported by the attngpu schedule}}
+  %k = tensor.concat dim(0) %a, %b : (tensor<32x64xf16>, tensor<32x64xf16>) -> tensor<64x64xf16>
+  %l = tensor.concat dim(0) %a, %b : (tensor<32x64xf16>, tensor<32x64xf16>) -> tensor<64x64xf16>
+  return
+}

@@ -434,6 +434,36 @@ func.func @write_over_copy_in_flight(%g: memref<?x64xf16>, %x: !acc) {
 
 // -----
 
+// The copies of a gathered tile may be in flight together: their rows of
+// the stage are disjoint. Copies whose rows overlap may not.
+!s = !attngpu.shared<64x64xf16, xor_rows>
+// CHECK-LABEL: func.func @gathered_rows
+// CHECK: attngpu.async_copy {{.+}} rows = [0, 32]
+// CHECK-NEXT: attngpu.async_copy {{.+}} rows = [32, 32]
+func.func @gathered_rows(%g: memref<?x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !s
+  %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] rows = [0, 32] joins_next_group : memref<?x64xf16>, !s
+  %u = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] rows = [32, 32] : memref<?x64xf16>, !s
+  attngpu.async_wait %t, %u
+  return
+}
+
+// -----
+
+!s = !attngpu.shared<64x64xf16, xor_rows>
+func.func @overlapping_rows(%g: memref<?x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !s
+  %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] rows = [0, 40] : memref<?x64xf16>, !s
+  // expected-error @+1 {{writes shared memory that an attngpu.async_copy still in flight writes}}
+  %u = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] rows = [32, 32] : memref<?x64xf16>, !s
+  attngpu.async_wait %t, %u
+  return
+}
+
+// -----
+
 func.func @never_waited(%g: memref<?x64xf16>) {
   %c0 = arith.constant 0 : index
   %b = attngpu.alloc_shared : !attngpu.shared<64x64xf16>

@@ -749,6 +749,45 @@ func.func @copy_columns_not_below(%src: memref<?x48xf16>, %i: index) {
 
 // -----
 
+func.func @copy_rows_past_the_buffer(%src: memref<?x64xf16>, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{rows = [first, count] must name rows of the buffer's 64, got [48, 32]}}
+  %t = attngpu.async_copy %src[%i, %i] dims = [0, 1] into %k[%i] rows = [48, 32] : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @copy_rows_not_first_and_count(%src: memref<?x64xf16>, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{rows = [first, count] must name rows of the buffer's 64, got [16]}}
+  %t = attngpu.async_copy %src[%i, %i] dims = [0, 1] into %k[%i] rows = [16] : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+// A wait before the copy whose group it joins would not see its chunks.
+func.func @copy_joins_a_group_never_committed(%src: memref<?x64xf16>, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{joins_next_group needs a copy after it in its block, before any wait or region that copies or waits}}
+  %t = attngpu.async_copy %src[%i, %i] dims = [0, 1] into %k[%i] rows = [0, 32] joins_next_group : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+  attngpu.async_wait %t
+  %u = attngpu.async_copy %src[%i, %i] dims = [0, 1] into %k[%i] rows = [32, 32] : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @copy_joins_nothing(%src: memref<?x64xf16>, %i: index) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{joins_next_group needs a copy after it in its block}}
+  %t = attngpu.async_copy %src[%i, %i] dims = [0, 1] into %k[%i] joins_next_group : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+  return
+}
+
+// -----
+
 func.func @store_columns_not_multiple_of_8(%dst: memref<16x40xf16>, %i: index) {
   %acc = attngpu.splat 0.0 : !attngpu.tile<16x48xf32, #attngpu.mma<mma_sync, acc, warps = 1>>
   // expected-error @+1 {{columns = 36 must be a multiple of 8 below the tile's 16x48 columns}}

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
@@ -102,10 +103,17 @@ void TileProgramBuilder::build() {
         o = op.getOutput();
   int64_t headDim = op.getHeadDim(), headDimV = op.getHeadDimV();
   int64_t bm = config.blockM, bn = config.blockN;
-  // A key block of a paged cache lies in one page: its size divides the
-  // page's (a power of two), as any block-n option may not.
-  if (op.getBlockTable())
-    bn = std::gcd(bn, cast<MemRefType>(k.getType()).getDimSize(2));
+  // A key block of a paged cache is whole pages gathered (bn a multiple of
+  // the page size, a power of two) or lies in one page (its size then
+  // divides the page's, as any block-n option may not).
+  int64_t pageSize = 0, pagesPerBlock = 1;
+  if (op.getBlockTable()) {
+    pageSize = cast<MemRefType>(k.getType()).getDimSize(2);
+    if (bn > pageSize && bn % pageSize == 0)
+      pagesPerBlock = bn / pageSize;
+    else
+      bn = std::gcd(bn, pageSize);
+  }
 
   // Program identity: query block, then batch*head decomposed (with
   // kv_splits: split*batch*heads + batch*head).
@@ -169,7 +177,6 @@ void TileProgramBuilder::build() {
   // A paged cache's capacity is its block table's pages; its K and V are
   // seen page by page in the loop below.
   Value table = op.getBlockTable();
-  int64_t pageSize = table ? cast<MemRefType>(k.getType()).getDimSize(2) : 0;
   if (table) {
     Value maxPages = dim(table, 1);
     kvLen = arith::MulIOp::create(b, loc, maxPages, index(pageSize));
@@ -218,31 +225,59 @@ void TileProgramBuilder::build() {
     kvPtrs = {rowBlock(k, batch, kvHead, kvBegin, bn),
               rowBlock(v, batch, kvHead, kvBegin, bn)};
   Value qTile = load(qPtr);
-  // Paged: key n0's page (its block-table entry clamped to the pages) and
-  // a view of the rows in use, so the load's boundary check stops at the
-  // sequence's length inside its last page. (The rows are clamped to >= 0
-  // so that the view stays well formed evaluated past the last block, as
-  // a GPU pipeline prefetching the next block does; it reads the table
-  // only for blocks that exist.)
-  auto pagedBlocks = [&](Value n0) -> std::pair<Value, Value> {
+  // Paged: the K and V tiles of the key block at n0, from its page (the
+  // block-table entry clamped to the pages) or gathered from its pages,
+  // each seen through a view of the rows in use, so the load's boundary
+  // check stops at the sequence's length inside its last page. (The rows
+  // are clamped to >= 0 so that the view stays well formed evaluated past
+  // the last block, as a GPU pipeline prefetching the next block does; it
+  // reads the table only for blocks that exist, and a gathered block only
+  // the entries of the pages in use: a slot past them reads the last
+  // one's, and none of its rows.)
+  Value lastSlotInUse;
+  if (table && pagesPerBlock > 1) {
+    Value slotsInUse =
+        arith::CeilDivUIOp::create(b, loc, kvLen, index(pageSize));
+    lastSlotInUse = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, slotsInUse, index(1)), index(0));
+  }
+  auto pagedTiles = [&](Value n0) -> std::pair<Value, Value> {
     // (Each value named first: the order of a call's arguments is not
     // the order of the IR.)
-    Value slot = arith::DivUIOp::create(b, loc, n0, index(pageSize));
-    Value raw = memref::LoadOp::create(b, loc, table, ValueRange{batch, slot});
-    Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
-    Value pages = dim(k, 0);
-    Value lastPage = arith::SubIOp::create(b, loc, pages, index(1));
-    page = arith::MinSIOp::create(
-        b, loc, arith::MaxSIOp::create(b, loc, page, index(0)), lastPage);
-    Value pageStart = arith::MulIOp::create(b, loc, slot, index(pageSize));
-    Value left = arith::SubIOp::create(b, loc, kvLen, pageStart);
-    Value fit = arith::MinSIOp::create(b, loc, left, index(pageSize));
-    Value used = arith::MaxSIOp::create(b, loc, fit, index(0));
-    Value row = arith::SubIOp::create(b, loc, n0, pageStart);
-    return {rowBlock(rowsView(k, b.getIndexAttr(0), used), page, kvHead, row,
-                     bn),
-            rowBlock(rowsView(v, b.getIndexAttr(0), used), page, kvHead, row,
-                     bn)};
+    Value firstSlot = arith::DivUIOp::create(b, loc, n0, index(pageSize));
+    int64_t rows = std::min(bn, pageSize);
+    SmallVector<Value> kTiles, vTiles;
+    for (int64_t p = 0; p < pagesPerBlock; ++p) {
+      Value slot = p == 0 ? firstSlot
+                          : arith::AddIOp::create(b, loc, firstSlot, index(p));
+      Value readSlot =
+          lastSlotInUse ? arith::MinSIOp::create(b, loc, slot, lastSlotInUse)
+                        : slot;
+      Value raw =
+          memref::LoadOp::create(b, loc, table, ValueRange{batch, readSlot});
+      Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+      Value pages = dim(k, 0);
+      Value lastPage = arith::SubIOp::create(b, loc, pages, index(1));
+      page = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, page, index(0)), lastPage);
+      Value pageStart = arith::MulIOp::create(b, loc, slot, index(pageSize));
+      Value left = arith::SubIOp::create(b, loc, kvLen, pageStart);
+      Value fit = arith::MinSIOp::create(b, loc, left, index(pageSize));
+      Value used = arith::MaxSIOp::create(b, loc, fit, index(0));
+      Value row = pagesPerBlock == 1
+                      ? Value(arith::SubIOp::create(b, loc, n0, pageStart))
+                      : index(0);
+      Value kPtr = rowBlock(rowsView(k, b.getIndexAttr(0), used), page, kvHead,
+                            row, rows);
+      Value vPtr = rowBlock(rowsView(v, b.getIndexAttr(0), used), page, kvHead,
+                            row, rows);
+      kTiles.push_back(load(kPtr));
+      vTiles.push_back(load(vPtr));
+    }
+    if (pagesPerBlock == 1)
+      return {kTiles[0], vTiles[0]};
+    return {tensor::ConcatOp::create(b, loc, /*dim=*/0, kTiles),
+            tensor::ConcatOp::create(b, loc, /*dim=*/0, vTiles)};
   };
 
   auto rowType = RankedTensorType::get({bm}, f32);
@@ -277,11 +312,13 @@ void TileProgramBuilder::build() {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         ValueRange state = iterArgs.drop_front(ptrs);
-        auto [kPtr, vPtr] = ptrs ? std::pair<Value, Value>(iterArgs[0],
-                                                           iterArgs[1])
-                                 : pagedBlocks(n0);
-        Value kTile = load(kPtr);
-        Value vTile = load(vPtr);
+        Value kTile, vTile;
+        if (ptrs) {
+          kTile = load(iterArgs[0]);
+          vTile = load(iterArgs[1]);
+        } else {
+          std::tie(kTile, vTile) = pagedTiles(n0);
+        }
         Value scores = DotOp::create(b, loc, scoreType, qTile, kTile,
                                      /*acc=*/Value(), /*transpose_a=*/false,
                                      /*transpose_b=*/true);
@@ -293,7 +330,7 @@ void TileProgramBuilder::build() {
                                             state[1], state[2]);
         SmallVector<Value> next;
         if (ptrs)
-          for (Value ptr : {kPtr, vPtr})
+          for (Value ptr : {iterArgs[0], iterArgs[1]})
             next.push_back(AdvanceOp::create(b, loc, ptr.getType(), ptr,
                                              ValueRange{index(bn), index(0)}));
         next.append({step.getNewMax(), step.getNewSum(), step.getNewAcc()});

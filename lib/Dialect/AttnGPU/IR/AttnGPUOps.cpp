@@ -15,6 +15,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/InterleavedRange.h"
 
 using namespace mlir;
 using namespace mlir::attngpu;
@@ -135,6 +136,36 @@ LogicalResult AsyncCopyOp::verify() {
                            << "multiple of 8 below the buffer's "
                            << shapeString(buffer.getShape())
                            << " columns (not on wgmma_128b buffers)";
+  if (std::optional<ArrayRef<int64_t>> rows = getRows()) {
+    int64_t bufferRows = buffer.getShape()[0];
+    if (rows->size() != 2 || (*rows)[0] < 0 || (*rows)[1] < 1 ||
+        (*rows)[1] > bufferRows - (*rows)[0])
+      return emitOpError() << "rows = [first, count] must name rows of the "
+                           << "buffer's " << bufferRows << ", got ["
+                           << llvm::interleaved(*rows) << "]";
+  }
+  // The group a copy joins is committed by the next copy of the block,
+  // before any wait (a wait does not see chunks not yet committed).
+  if (getJoinsNextGroup()) {
+    for (Operation *next = (*this)->getNextNode(); next;
+         next = next->getNextNode()) {
+      if (isa<AsyncCopyOp>(next))
+        return verifyStage(*this, getStage(), buffer, "buffer");
+      bool waits = isa<AsyncWaitOp>(next) ||
+                   (next->getNumRegions() != 0 &&
+                    next->walk([](Operation *inner) {
+                          return isa<AsyncCopyOp, AsyncWaitOp>(inner)
+                                     ? WalkResult::interrupt()
+                                     : WalkResult::advance();
+                        })
+                        .wasInterrupted());
+      if (waits)
+        break;
+    }
+    return emitOpError() << "joins_next_group needs a copy after it in its "
+                            "block, before any wait or region that copies "
+                            "or waits";
+  }
   return verifyStage(*this, getStage(), buffer, "buffer");
 }
 

@@ -51,6 +51,9 @@ struct Access {
   Value buffer; // the accessed value (an alloc_shared result, normally)
   Value stage;  // null: every stage
   std::optional<RingIndex> ring;
+  /// The stage's rows [first, end) it touches where it is not all of them
+  /// (a gathered tile's copy).
+  std::optional<std::pair<int64_t, int64_t>> rows;
   /// How many iterations ago of the loops holding `op` it was done: the
   /// back edges of those loops crossed since (up to kMaxAge). Its stage
   /// value, if not a constant or a ring index, was computed then.
@@ -83,7 +86,8 @@ struct Access {
   }
   bool operator==(const Access &other) const {
     return op == other.op && buffer == other.buffer && stage == other.stage &&
-           ring == other.ring && age == other.age && outer == other.outer;
+           ring == other.ring && rows == other.rows && age == other.age &&
+           outer == other.outer;
   }
 };
 
@@ -140,8 +144,12 @@ static bool mayAlias(const Access &a, const Access &b) {
   auto allocB = b.buffer.getDefiningOp<AllocSharedOp>();
   if (!allocA || !allocB)
     return true; // not traceable to an allocation: assume the worst
-  if (allocA == allocB)
-    return !distinctStages(a, b);
+  if (allocA == allocB) {
+    bool disjointRows = a.rows && b.rows &&
+                        (a.rows->second <= b.rows->first ||
+                         b.rows->second <= a.rows->first);
+    return !distinctStages(a, b) && !disjointRows;
+  }
   std::optional<int64_t> oa = allocA.getOffset(), ob = allocB.getOffset();
   if (!oa || !ob)
     return true; // not placed yet (attngpu-allocate-shared): may overlap
@@ -182,6 +190,8 @@ static void sharedAccesses(Operation *op, SmallVectorImpl<Access> &reads,
       continue;
     Value stage = stageOf(op, buffer);
     Access access{op, buffer, stage, ringIndex(stage)};
+    if (auto copy = dyn_cast<AsyncCopyOp>(op); copy && copy.getRows())
+      access.rows = {copy.getFirstRow(), copy.getFirstRow() + copy.getTileRows()};
     if (isa<MemoryEffects::Read>(instance.getEffect()))
       reads.push_back(access);
     else if (isa<MemoryEffects::Write>(instance.getEffect()))

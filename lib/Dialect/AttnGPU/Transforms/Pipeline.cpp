@@ -1,8 +1,8 @@
 //===- Pipeline.cpp - tile copies over a ring of stages -------------------===//
 //
 // Implements attngpu-pipeline: a loop whose body copies tiles into buffers
-// of its own gets, for S stages, one ring of S stages per buffer, allocated
-// before the loop. Iteration j computes on stage j mod S and, where the
+// of its own (one copy per buffer, or several filling its row ranges) gets,
+// for S stages, one ring of S stages per buffer, allocated before the loop. Iteration j computes on stage j mod S and, where the
 // copy was, issues the copy of iteration j + S - 1 into stage
 // (j + S - 1) mod S; a prologue issues iterations 0 .. S-2. The waits stay
 // where they were, on the token of the copy for this iteration, carried by
@@ -214,57 +214,75 @@ private:
   DenseMap<std::pair<Value, int64_t>, Value> evaluated;
 };
 
-/// A copy of the loop's body into a buffer of its own, and its readers.
-struct RingCopy {
+/// A copy into a ring's buffer, and the waits for it.
+struct RingFill {
   AsyncCopyOp copy;
-  AllocSharedOp alloc;
   SmallVector<AsyncWaitOp> waits;
+};
+
+/// A buffer of the loop's body filled by copies of its own (one, or several
+/// filling row ranges of it: a gathered tile), and its readers.
+struct RingCopy {
+  AllocSharedOp alloc;
+  SmallVector<RingFill> fills;
   SmallVector<OpOperand *> stageUses;
 };
 
-/// The copies of `loop` that can go over a ring.
+/// The buffers of `loop` whose copies can go over a ring.
 SmallVector<RingCopy> ringCopies(scf::ForOp loop) {
   SmallVector<RingCopy> copies;
   LaterIteration later(loop, loop.getInductionVar(),
                        ValueRange(loop.getRegionIterArgs()));
   for (Operation &op : *loop.getBody()) {
-    auto copy = dyn_cast<AsyncCopyOp>(&op);
-    if (!copy || copy.getPredicate())
+    auto alloc = dyn_cast<AllocSharedOp>(&op);
+    if (!alloc || alloc.getBuffer().getType().getStages() != 1 ||
+        alloc.getOffset())
       continue;
-    auto alloc = copy.getBuffer().getDefiningOp<AllocSharedOp>();
-    if (!alloc || alloc->getBlock() != loop.getBody() ||
-        alloc.getBuffer().getType().getStages() != 1 || alloc.getOffset() ||
-        !matchPattern(copy.getStage(), m_Zero()))
-      continue;
-    RingCopy ring{copy, alloc, {}, {}};
+    RingCopy ring{alloc, {}, {}};
+    // The copies filling it (in the order of the body), each waited for
+    // in the body after it.
     bool usable = true;
-    for (Operation *user : copy.getToken().getUsers()) {
-      auto wait = dyn_cast<AsyncWaitOp>(user);
-      usable &= wait && wait->getBlock() == loop.getBody() &&
-                wait.getTokens().size() == 1 && copy->isBeforeInBlock(wait);
-      if (wait)
-        ring.waits.push_back(wait);
-    }
-    usable &= !ring.waits.empty();
-    // Every reader reads this iteration's tile: after a wait for it.
     SmallPtrSet<Operation *, 4> readers;
-    for (OpOperand &use : alloc.getBuffer().getUses())
-      if (use.getOwner() != copy)
+    for (OpOperand &use : alloc.getBuffer().getUses()) {
+      auto copy = dyn_cast<AsyncCopyOp>(use.getOwner());
+      if (!copy || copy.getBuffer() != alloc.getBuffer()) {
         readers.insert(use.getOwner());
+        continue;
+      }
+      usable &= !copy.getPredicate() && copy->getBlock() == loop.getBody() &&
+                matchPattern(copy.getStage(), m_Zero());
+      RingFill fill{copy, {}};
+      for (Operation *user : copy.getToken().getUsers()) {
+        auto wait = dyn_cast<AsyncWaitOp>(user);
+        usable &= wait && wait->getBlock() == loop.getBody() &&
+                  copy->isBeforeInBlock(wait);
+        if (wait)
+          fill.waits.push_back(wait);
+      }
+      usable &= !fill.waits.empty();
+      // The copy's address at a later iteration.
+      for (Value operand : copy->getOperands())
+        usable &= operand == copy.getBuffer() || operand == copy.getStage() ||
+                  later.computable(operand);
+      ring.fills.push_back(std::move(fill));
+    }
+    usable &= !ring.fills.empty();
+    llvm::sort(ring.fills, [](const RingFill &a, const RingFill &b) {
+      return a.copy->isBeforeInBlock(b.copy);
+    });
+    // Every reader reads this iteration's tile: after a wait for each copy.
     for (Operation *reader : readers) {
       size_t before = ring.stageUses.size();
       usable &= stageOperands(reader, alloc.getBuffer(), ring.stageUses) &&
                 reader->getBlock() == loop.getBody() &&
-                llvm::any_of(ring.waits, [&](AsyncWaitOp wait) {
-                  return wait->isBeforeInBlock(reader);
+                llvm::all_of(ring.fills, [&](const RingFill &fill) {
+                  return llvm::any_of(fill.waits, [&](AsyncWaitOp wait) {
+                    return wait->isBeforeInBlock(reader);
+                  });
                 });
       for (size_t i = before; i < ring.stageUses.size(); ++i)
         usable &= matchPattern(ring.stageUses[i]->get(), m_Zero());
     }
-    // The copy's address at a later iteration.
-    for (Value operand : copy->getOperands())
-      usable &= operand == copy.getBuffer() || operand == copy.getStage() ||
-                later.computable(operand);
     if (usable)
       copies.push_back(std::move(ring));
   }
@@ -282,7 +300,8 @@ Value issueCopy(OpBuilder &b, LaterIteration &later, AsyncCopyOp copy,
   auto issued = AsyncCopyOp::create(
       b, copy.getLoc(), source, offsets, copy.getDims(),
       copy.getBoundaryCheckAttr(), copy.getPaddingAttr(), ring, stage,
-      copy.getCheckedChunks(), copy.getColumnsAttr(), predicate);
+      copy.getCheckedChunks(), copy.getColumnsAttr(), copy.getRowsAttr(),
+      copy.getJoinsNextGroup(), predicate);
   issued->setDiscardableAttrs(copy->getDiscardableAttrDictionary());
   return issued.getToken();
 }
@@ -311,10 +330,11 @@ LogicalResult pipelineLoop(scf::ForOp loop, int64_t stages) {
   }
   for (int64_t k = 0; k + 1 < stages; ++k)
     for (auto [ring, buffer] : llvm::zip(copies, rings))
-      inits.push_back(
-          issueCopy(b, first, ring.copy, k, buffer,
-                    arith::ConstantIndexOp::create(b, loc, k),
-                    iterationExists(b, loc, loop, loop.getLowerBound(), k)));
+      for (RingFill &fill : ring.fills)
+        inits.push_back(issueCopy(
+            b, first, fill.copy, k, buffer,
+            arith::ConstantIndexOp::create(b, loc, k),
+            iterationExists(b, loc, loop, loop.getLowerBound(), k)));
 
   // In the body: this iteration's stage, and the stage S - 1 on.
   b.setInsertionPointToStart(loop.getBody());
@@ -334,10 +354,12 @@ LogicalResult pipelineLoop(scf::ForOp loop, int64_t stages) {
                        ValueRange(loop.getRegionIterArgs()));
   SmallVector<Value> ahead;
   for (auto [ring, buffer] : llvm::zip(copies, rings)) {
-    b.setInsertionPoint(ring.copy);
-    ahead.push_back(issueCopy(
-        b, later, ring.copy, stages - 1, buffer, aheadStage,
-        iterationExists(b, loc, loop, loop.getInductionVar(), stages - 1)));
+    for (RingFill &fill : ring.fills) {
+      b.setInsertionPoint(fill.copy);
+      ahead.push_back(issueCopy(
+          b, later, fill.copy, stages - 1, buffer, aheadStage,
+          iterationExists(b, loc, loop, loop.getInductionVar(), stages - 1)));
+    }
     for (OpOperand *use : ring.stageUses) {
       use->getOwner()->replaceUsesOfWith(ring.alloc.getBuffer(), buffer);
       use->set(stage);
@@ -347,7 +369,7 @@ LogicalResult pipelineLoop(scf::ForOp loop, int64_t stages) {
   // Tokens carried oldest first: [iteration j, j+1, ..., j+S-2] per copy,
   // grouped by iteration as the prologue issued them.
   IRRewriter rewriter(context);
-  size_t count = copies.size();
+  size_t count = ahead.size();
   auto yields = [&](OpBuilder &, Location,
                     ArrayRef<BlockArgument> carried) -> SmallVector<Value> {
     SmallVector<Value> next(carried.begin() + count, carried.end());
@@ -362,12 +384,14 @@ LogicalResult pipelineLoop(scf::ForOp loop, int64_t stages) {
   if (failed(replaced))
     return loop.emitOpError() << "could not carry the ring's tokens";
   auto pipelined = cast<scf::ForOp>(replaced->getOperation());
-  unsigned firstToken = pipelined.getNumRegionIterArgs() - inits.size();
-  for (auto [i, ring] : llvm::enumerate(copies)) {
-    Value current = pipelined.getRegionIterArgs()[firstToken + i];
-    for (AsyncWaitOp wait : ring.waits)
-      wait.getTokensMutable().assign(current);
-    ring.copy.erase();
+  unsigned token = pipelined.getNumRegionIterArgs() - inits.size();
+  for (RingCopy &ring : copies) {
+    for (RingFill &fill : ring.fills) {
+      Value current = pipelined.getRegionIterArgs()[token++];
+      for (AsyncWaitOp wait : fill.waits)
+        wait->replaceUsesOfWith(fill.copy.getToken(), current);
+      fill.copy.erase();
+    }
     ring.alloc.erase();
   }
   // The copies still in flight after the loop (past its end, or the

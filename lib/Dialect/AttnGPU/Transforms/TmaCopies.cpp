@@ -43,15 +43,16 @@ static SmallVector<int64_t> tmaBox(AsyncCopyOp copy) {
 
 /// Whether TMA can copy what `copy` does, wherever it is: into a
 /// `wgmma_128b` buffer of 16-bit elements whose columns are whole slabs,
-/// every column, zero padding or none, from a kernel argument of `func`
-/// whose innermost dimension holds the columns contiguously.
+/// every column and row, zero padding or none, from a kernel argument of
+/// `func` whose innermost dimension holds the columns contiguously.
 static bool tmaCanMove(AsyncCopyOp copy, FunctionOpInterface func) {
   SharedType buffer = copy.getBuffer().getType();
   int64_t bits = buffer.getElementType().getIntOrFloatBitWidth();
   if (buffer.getLayout() != SharedLayout::wgmma_128b || bits != 16 ||
       buffer.getShape()[0] > 256 || buffer.getShape()[1] % (1024 / bits) != 0)
     return false;
-  if (copy.getColumns())
+  // (A gathered tile, `rows`, would need a box per row range.)
+  if (copy.getColumns() || copy.getRows())
     return false;
   if (copy.getPadding() && *copy.getPadding() != Padding::zero)
     return false;

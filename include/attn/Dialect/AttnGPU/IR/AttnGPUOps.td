@@ -98,6 +98,16 @@ def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy", [AttrSizedOperandSegments]> {
     still counts as one group for the waits (attngpu-pipeline's copies
     past the last iteration).
 
+    With `rows = [first, count]` the tile is `count` rows and lands in rows
+    `first` .. `first + count - 1` of the stage; the other rows are left as
+    they are. Several such copies gather one buffer from places that no
+    single strided view covers (the pages of a paged KV cache's key block).
+
+    Each copy is one cp.async group, which the waits count, unless
+    `joins_next_group`: then its chunks go in the group of the next copy of
+    its block (issued before any wait), and its token completes with that
+    group (a gathered tile's copies: one group, however many pages).
+
     ```mlir
     %t = attngpu.async_copy %key[%b, %h, %n0, %c0] dims = [2, 3]
         boundary_check = [0] padding = zero into %kbuf[%stage]
@@ -116,14 +126,28 @@ def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy", [AttrSizedOperandSegments]> {
                        UnitAttr:$checked_chunks,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
                            $columns,
+                       OptionalAttr<DenseI64ArrayAttr>:$rows,
+                       UnitAttr:$joins_next_group,
                        Optional<I1>:$predicate);
   let results = (outs AttnGPU_TokenType:$token);
   let assemblyFormat = [{
     $source `[` $offsets `]` `dims` `=` $dims
     (`boundary_check` `=` $boundary_check^)? (`padding` `=` `` $padding^)?
-    `into` $buffer `[` $stage `]` (`columns` `=` $columns^)?
-    (`checked_chunks` $checked_chunks^)? (`if` $predicate^)? attr-dict
+    `into` $buffer `[` $stage `]` (`rows` `=` $rows^)?
+    (`columns` `=` $columns^)?
+    (`checked_chunks` $checked_chunks^)?
+    (`joins_next_group` $joins_next_group^)? (`if` $predicate^)? attr-dict
     `:` type($source) `,` qualified(type($buffer))
+  }];
+  let extraClassDeclaration = [{
+    /// The stage's first row the tile lands in, and the tile's rows (the
+    /// buffer's, without `rows`).
+    int64_t getFirstRow() {
+      return getRows() ? (*getRows())[0] : 0;
+    }
+    int64_t getTileRows() {
+      return getRows() ? (*getRows())[1] : getBuffer().getType().getShape()[0];
+    }
   }];
   let hasVerifier = 1;
 }
