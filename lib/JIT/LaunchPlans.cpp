@@ -211,12 +211,10 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale,
       schedule.gpu.kvStages = stages;
     }
     int64_t blockN = mlir::attn::splitPartialsBlockN(
-        programRows,
-        std::max(spec_.headDim, spec_.effectiveHeadDimV()),
-        int64_t(dtypeBytes(spec_.dtype)), target_.chip);
-    // (Only for K and V read whole, by TMA: per-sequence views copy with
-    // cp.async, where 32-key steps measured 2x slower, session 15.)
-    if (blockN && !spec_.perSequenceKvLens && !spec_.varlen) {
+        programRows, std::max(spec_.headDim, spec_.effectiveHeadDimV()),
+        int64_t(dtypeBytes(spec_.dtype)), target_.chip, spec_.pageSize,
+        spec_.perSequenceKvLens || spec_.varlen);
+    if (blockN) {
       schedule.name += "-n" + std::to_string(blockN);
       schedule.tiles = mlir::attn::TileConfig{blockM_, blockN, 0};
     }

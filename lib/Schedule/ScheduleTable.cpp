@@ -206,7 +206,10 @@ int64_t mlir::attn::chooseKvSplits(int64_t programs, int64_t rows,
   // over pages of 16 keys (16-key steps): 8 / 16 / 32 splits 1.83 / 2.62 /
   // 2.39 TB/s at kv 16k, 1.98 / 3.02 / 2.95 at 64k; pages of 32 2.83 /
   // 3.10 / 2.82 and 3.27 / 3.91 / 3.85; of 64 (the contiguous steps) 3.22
-  // / 3.01 / 2.67 and 4.16 / 4.03 / 3.81.
+  // / 3.01 / 2.67 and 4.16 / 4.03 / 3.81. Session 17, 32-key steps
+  // (splitPartialsBlockN: pages of 16 gathered two to a step): pages of 16
+  // 2.34 / 2.96 / 2.66 and 2.60 / 3.59 / 3.47, of 32 2.82 / 3.17 / 2.84
+  // and 3.28 / 4.06 / 3.92.
   bool smallSteps = pageSize > 0 && pageSize < 64;
   int64_t perSM = rows <= kLightRows && !smallSteps ? 2 : 4;
   int64_t wanted = perSM * multiprocessors / programs;
@@ -224,13 +227,29 @@ int64_t mlir::attn::splitPartialsKvStages(int64_t rows) {
 
 int64_t mlir::attn::splitPartialsBlockN(int64_t rows, int64_t headDim,
                                         int64_t elementBytes,
-                                        const std::string &chip) {
-  // H200, d 128, bf16 (session 14): 8 rows x 8k keys x 256 CTAs on the
-  // TMA ring, 32-key steps 253 us vs 261-279 us with 64 (more copies in
-  // flight per CTA for the same shared memory); session 15, decode b 8,
-  // 32 / 4 heads: kv 64k 3.85 -> 4.04 TB/s, 128k (b 1) 3.48 -> 3.55.
-  if (rows <= kLightRows && headDim <= 128 && elementBytes == 2 &&
-      chip == "sm_90a")
-    return 32;
-  return 0;
+                                        const std::string &chip,
+                                        int64_t pageSize,
+                                        bool perSequenceViews) {
+  if (rows > kLightRows || headDim > 128 || elementBytes != 2 ||
+      chip != "sm_90a")
+    return 0;
+  // Pages under 64 keys (cp.async; pages of 16 gathered two to a step):
+  // decode b 8, 32 / 4 heads, d 128, bf16, 16 splits (session 17), TB/s at
+  // kv 16k / 64k, steps of 16 / 32 / 64 keys: pages of 16 2.61 / 2.96 /
+  // 2.20 and 3.03 / 3.59 / 2.58 (contiguous cache 3.26 / 4.12), pages of
+  // 32 2.63 / 3.17 / 2.88 and 3.06 / 4.06 / 3.71 (64 at 8 splits 3.13 /
+  // 3.81). 32-key steps keep the two-stage ring at 48 KiB: 4 CTAs an SM.
+  if (pageSize > 0)
+    return pageSize < 64 ? 32 : 0;
+  // Other per-sequence views copy with cp.async, where 32-key steps
+  // measured 2x slower (kv_lens and paged decode at 150-165 us instead of
+  // 82; session 15).
+  if (perSequenceViews)
+    return 0;
+  // K and V read whole by TMA. H200, d 128, bf16 (session 14): 8 rows x 8k
+  // keys x 256 CTAs on the TMA ring, 32-key steps 253 us vs 261-279 us
+  // with 64 (more copies in flight per CTA for the same shared memory);
+  // session 15, decode b 8, 32 / 4 heads: kv 64k 3.85 -> 4.04 TB/s, 128k
+  // (b 1) 3.48 -> 3.55.
+  return 32;
 }

@@ -48,12 +48,21 @@ TEST(ScheduleTable, SplitPartialsKvStages) {
 }
 
 TEST(ScheduleTable, SplitPartialsBlockN) {
-  // Decode rows, 16-bit, d <= 128 on sm_90a: 32-key steps; else the
-  // default tiles (0).
-  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a"), 32);
-  EXPECT_EQ(splitPartialsBlockN(1, 64, 2, "sm_90a"), 32);
-  EXPECT_EQ(splitPartialsBlockN(16, 128, 2, "sm_90a"), 0);
-  EXPECT_EQ(splitPartialsBlockN(8, 256, 2, "sm_90a"), 0);
-  EXPECT_EQ(splitPartialsBlockN(8, 128, 4, "sm_90a"), 0);
-  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_80"), 0);
+  // Decode rows, 16-bit, d <= 128 on sm_90a, K and V read whole: 32-key
+  // steps; else the default tiles (0).
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a", 0, false), 32);
+  EXPECT_EQ(splitPartialsBlockN(1, 64, 2, "sm_90a", 0, false), 32);
+  EXPECT_EQ(splitPartialsBlockN(16, 128, 2, "sm_90a", 0, false), 0);
+  EXPECT_EQ(splitPartialsBlockN(8, 256, 2, "sm_90a", 0, false), 0);
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 4, "sm_90a", 0, false), 0);
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_80", 0, false), 0);
+  // Per-sequence views (kv_lens, varlen): the default; pages under 64
+  // keys: 32 (pages of 16 gathered two to a step), larger pages: the
+  // default.
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a", 0, true), 0);
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a", 16, true), 32);
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a", 32, true), 32);
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a", 64, true), 0);
+  EXPECT_EQ(splitPartialsBlockN(16, 128, 2, "sm_90a", 16, true), 0);
+  EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_80", 16, true), 0);
 }

@@ -90,9 +90,12 @@ int64_t splitPartialsKvStages(int64_t rows);
 
 /// Split-KV: the keys per step (block_n) of the partials kernel for
 /// programs of `rows` query rows and head dims up to `headDim` in
-/// `elementBytes`-byte elements on `chip`; 0 keeps the default tiles.
+/// `elementBytes`-byte elements on `chip`, over a paged cache of
+/// `pageSize`-key pages (0: not paged) or other per-sequence views of K
+/// and V (`perSequenceViews`: kv_lens, varlen); 0 keeps the default tiles.
 int64_t splitPartialsBlockN(int64_t rows, int64_t headDim,
-                            int64_t elementBytes, const std::string &chip);
+                            int64_t elementBytes, const std::string &chip,
+                            int64_t pageSize, bool perSequenceViews);
 
 } // namespace mlir::attn
 

@@ -203,3 +203,41 @@ func.func @mbarriers_inside_buffers() {
   %t = attngpu.local_load %a[%c0] : !attngpu.shared<64x64xf16> -> !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
   return
 }
+
+// -----
+
+// A CTA target no SM can hold for these shared bytes is lowered to what
+// fits: 80 KiB (a two-stage K / V ring at d 128) leaves room for 2 CTAs of
+// the 227 KiB (plus 1 KiB reserved per CTA); 48 KiB keeps its 4.
+!g = memref<?x128xbf16>
+!one = !attngpu.shared<64x128xbf16, wgmma_128b>
+!two = !attngpu.shared<64x128xbf16, wgmma_128b, stages = 2>
+// CHECK-LABEL: func.func @ring_fits_two
+// CHECK-SAME: attngpu.schedule = #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 2>
+// CHECK-SAME: attngpu.shared_bytes = 81920
+func.func @ring_fits_two(%g: !g) attributes {attngpu.schedule = #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 4>} {
+  %c0 = arith.constant 0 : index
+  %q = attngpu.alloc_shared : !one
+  %k = attngpu.alloc_shared : !two
+  %v = attngpu.alloc_shared : !two
+  %tq = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %q[%c0] : !g, !one
+  %tk = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %k[%c0] : !g, !two
+  %tv = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %v[%c0] : !g, !two
+  attngpu.async_wait %tq, %tk, %tv
+  return
+}
+
+// CHECK-LABEL: func.func @one_stage_fits_four
+// CHECK-SAME: min_blocks_per_sm = 4
+// CHECK-SAME: attngpu.shared_bytes = 49152
+func.func @one_stage_fits_four(%g: !g) attributes {attngpu.schedule = #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 4>} {
+  %c0 = arith.constant 0 : index
+  %q = attngpu.alloc_shared : !one
+  %k = attngpu.alloc_shared : !one
+  %v = attngpu.alloc_shared : !one
+  %tq = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %q[%c0] : !g, !one
+  %tk = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %k[%c0] : !g, !one
+  %tv = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %v[%c0] : !g, !one
+  attngpu.async_wait %tq, %tk, %tv
+  return
+}

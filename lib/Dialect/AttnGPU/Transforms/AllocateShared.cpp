@@ -2,7 +2,9 @@
 //
 // Implements attngpu-allocate-shared: every attngpu.alloc_shared gets a byte
 // offset so that buffers live at the same time never overlap, and buffers
-// that never are may share bytes; mbarriers go after them all.
+// that never are may share bytes; mbarriers go after them all. A CTA target
+// (min_blocks_per_sm) more CTAs than the shared bytes let an SM hold is
+// lowered to what fits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -219,7 +221,32 @@ struct AllocateShared
       return failure();
     }
     func->setAttr(kSharedBytesAttrName, builder.getI64IntegerAttr(total));
+    capCtaTarget(func, total);
     return success();
+  }
+
+  /// Lowers the schedule's min_blocks_per_sm to the CTAs of `sharedBytes`
+  /// an SM holds (each also keeps 1 KiB the hardware reserves; an SM has
+  /// that much more than a CTA may use). A two-stage K/V ring at d 128
+  /// (80 KiB) fits 2, and a target of 4 left 128 registers a thread: the
+  /// gathered copies of a paged cache then spilled (session 17).
+  void capCtaTarget(FunctionOpInterface func, int64_t sharedBytes) {
+    auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
+    if (!schedule)
+      return;
+    int64_t target = schedule.getInt("min_blocks_per_sm");
+    constexpr int64_t kReservedPerCta = 1024;
+    int64_t fits = (int64_t(maxSharedBytes) + kReservedPerCta) /
+                   (sharedBytes + kReservedPerCta);
+    if (target <= 0 || target <= fits)
+      return;
+    NamedAttrList settings(schedule.getSettings());
+    settings.set("min_blocks_per_sm",
+                 IntegerAttr::get(IntegerType::get(func.getContext(), 64),
+                                  std::max<int64_t>(fits, 1)));
+    func->setAttr(kScheduleAttrName,
+                  ScheduleAttr::get(func.getContext(),
+                                    settings.getDictionary(func.getContext())));
   }
 };
 

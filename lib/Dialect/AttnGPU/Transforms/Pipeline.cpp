@@ -289,6 +289,21 @@ SmallVector<RingCopy> ringCopies(scf::ForOp loop) {
   return copies;
 }
 
+/// Evaluates the addresses of `ring`'s copies `offset` iterations on, all
+/// before any is issued: the loads among them (a gathered tile's pages'
+/// block-table entries) are then in flight together instead of one after
+/// the other, each behind the previous page's copy.
+void evaluateAddresses(OpBuilder &b, LaterIteration &later,
+                       RingCopy &ring, int64_t offset) {
+  if (ring.fills.size() < 2)
+    return;
+  for (RingFill &fill : ring.fills) {
+    later.evaluate(b, fill.copy.getSource(), offset);
+    for (Value index : fill.copy.getOffsets())
+      later.evaluate(b, index, offset);
+  }
+}
+
 /// Issues `copy`'s copy of the iteration `offset` after the one `later`
 /// describes, into stage `stage` of `ring`, if `predicate`.
 Value issueCopy(OpBuilder &b, LaterIteration &later, AsyncCopyOp copy,
@@ -329,12 +344,14 @@ LogicalResult pipelineLoop(scf::ForOp loop, int64_t stages) {
         IntegerAttr()));
   }
   for (int64_t k = 0; k + 1 < stages; ++k)
-    for (auto [ring, buffer] : llvm::zip(copies, rings))
+    for (auto [ring, buffer] : llvm::zip(copies, rings)) {
+      evaluateAddresses(b, first, ring, k);
       for (RingFill &fill : ring.fills)
         inits.push_back(issueCopy(
             b, first, fill.copy, k, buffer,
             arith::ConstantIndexOp::create(b, loc, k),
             iterationExists(b, loc, loop, loop.getLowerBound(), k)));
+    }
 
   // In the body: this iteration's stage, and the stage S - 1 on.
   b.setInsertionPointToStart(loop.getBody());
@@ -354,6 +371,8 @@ LogicalResult pipelineLoop(scf::ForOp loop, int64_t stages) {
                        ValueRange(loop.getRegionIterArgs()));
   SmallVector<Value> ahead;
   for (auto [ring, buffer] : llvm::zip(copies, rings)) {
+    b.setInsertionPoint(ring.fills.front().copy);
+    evaluateAddresses(b, later, ring, stages - 1);
     for (RingFill &fill : ring.fills) {
       b.setInsertionPoint(fill.copy);
       ahead.push_back(issueCopy(

@@ -90,6 +90,11 @@ def AttnGPUAllocateShared : Pass<"attngpu-allocate-shared"> {
     together share bytes (the output staging tile reuses Q's, say). Offsets
     already set are kept. The function gets `attngpu.shared_bytes`; more
     than `max-shared-bytes` is an error that lists the buffers.
+
+    A schedule's `min_blocks_per_sm` above the CTAs whose shared memory an
+    SM holds (`max-shared-bytes` plus the 1 KiB the hardware keeps per CTA,
+    over the same per CTA) is lowered to that count: more would not run
+    together and would only cap the registers (ptxas then spills).
   }];
   let options = [
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
