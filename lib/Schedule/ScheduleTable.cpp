@@ -243,7 +243,8 @@ int64_t mlir::attn::splitPartialsBlockN(int64_t rows, int64_t headDim,
     return pageSize < 64 ? 32 : 0;
   // Other per-sequence views copy with cp.async, where 32-key steps
   // measured 2x slower (kv_lens and paged decode at 150-165 us instead of
-  // 82; session 15).
+  // 82; session 15, before attngpu-allocate-shared capped the CTA target
+  // by shared memory: not measured since for kv_lens).
   if (perSequenceViews)
     return 0;
   // K and V read whole by TMA. H200, d 128, bf16 (session 14): 8 rows x 8k

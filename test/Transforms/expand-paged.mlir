@@ -1,6 +1,13 @@
 // RUN: attn-opt %s --attn-expand-flash-attention='block-m=64 block-n=32' | FileCheck %s
 // RUN: attn-opt %s --attn-expand-flash-attention='block-m=64 block-n=48' | FileCheck %s --check-prefix=GCD
 // RUN: attn-opt %s --attn-expand-flash-attention='block-m=64 block-n=64' | FileCheck %s --check-prefix=GATHER
+// The CPU pipeline takes the gathered blocks (the tile config's 64-key
+// blocks over pages of 32) down to the LLVM dialect.
+// RUN: attn-opt %s --attn-to-tile-program | FileCheck %s --check-prefix=TILE
+// RUN: attn-opt %s --attn-to-tile-program --attn-lower-to-cpu | FileCheck %s --check-prefix=CPU
+// TILE: tensor.concat dim(0)
+// CPU: llvm.func @paged(
+// CPU-NOT: tensor.
 
 // A paged KV cache (block_table): with key blocks of the page size (here
 // 32), the capacity is the table's pages times the page size, and each
@@ -31,8 +38,13 @@
 // GATHER:   %[[SLOT1:.+]] = arith.addi %[[SLOT0]], %c1
 // GATHER:   %[[READ1:.+]] = arith.minsi %[[SLOT1]], %[[LASTSLOT]]
 // GATHER:   memref.load %arg5[%{{.+}}, %[[READ1]]]
+// GATHER:   %[[PAGE1:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
 // GATHER:   %[[START1:.+]] = arith.muli %[[SLOT1]], %c32
 // GATHER:   %[[LEFT1:.+]] = arith.subi %[[LENS]], %[[START1]]
+// GATHER:   %[[FIT1:.+]] = arith.minsi %[[LEFT1]], %c32
+// GATHER:   %[[USED1:.+]] = arith.maxsi %[[FIT1]], %c0
+// GATHER:   %[[KS1:.+]] = memref.subview %arg1[0, 0, 0, 0] [%{{.+}}, %{{.+}}, %[[USED1]], 64]
+// GATHER:   attn.make_block_ptr %[[KS1]][%[[PAGE1]], %{{.+}}, %[[ROW1:c0[_0-9]*]], %{{.+}}]
 // GATHER:   %[[K1:.+]] = attn.load %{{.+}} boundary_check = [0] padding = zero : !attn.block_ptr<32x64xf16>
 // GATHER:   %[[V1:.+]] = attn.load %{{.+}} boundary_check = [0] padding = zero : !attn.block_ptr<32x64xf16>
 // GATHER:   %[[K:.+]] = tensor.concat dim(0) %[[K0]], %[[K1]] : (tensor<32x64xf16>, tensor<32x64xf16>) -> tensor<64x64xf16>

@@ -76,8 +76,9 @@ std::vector<ScheduleEntry> scheduleCandidates(const ScheduleKey &key);
 /// where the grid has them already; at least kMinKeysPerSplit keys per
 /// range (the prologue and the merge cost about that much) and at most
 /// kMaxKvSplits ranges. Decode programs over a paged cache of pages under
-/// 64 keys (`pageSize`; 0: contiguous K and V), whose key loop steps a page
-/// at a time, want about 4 per SM (session 16).
+/// 64 keys (`pageSize`; 0: contiguous K and V), whose key loop takes
+/// 32-key steps in a 48 KiB ring (splitPartialsBlockN), want about 4 per
+/// SM (sessions 16 and 17).
 inline constexpr int64_t kLightRows = 8, kMinKeysPerSplit = 256,
                          kMaxKvSplits = 128;
 int64_t chooseKvSplits(int64_t programs, int64_t rows, int64_t keys,

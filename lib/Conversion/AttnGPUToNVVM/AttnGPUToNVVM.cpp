@@ -72,8 +72,9 @@ static std::optional<int64_t> groupsIssued(Block::iterator from,
 }
 
 /// The groups issued after `copy`'s and before `end`, in their block (the
-/// group a copy joins is the next copy's, committed before `end`: the
-/// verifier sees to that where `end` is a wait).
+/// group a copy joins is the next copy's: the verifier sees to it that one
+/// follows before any wait; where none does before `end`, nothing is
+/// known).
 static std::optional<int64_t> groupsBetween(AsyncCopyOp copy, Operation *end) {
   std::optional<int64_t> groups =
       groupsIssued(std::next(copy->getIterator()), end->getIterator());

@@ -101,7 +101,7 @@ private:
     if (!isStaged(tile))
       return op->emitOpError()
              << "reads a tile the attngpu schedule does not stage in shared "
-                "memory (only tile_load results can be dot operands)";
+                "memory (only tile_load results and gathers of them can be dot operands)";
     return success();
   }
 

@@ -38,6 +38,14 @@ bool inCausalDiagonalLoop(Operation *op) {
                      .wasInterrupted();
 }
 
+SmallVector<Value> remapped(ConversionPatternRewriter &rewriter,
+                            ValueRange values) {
+  SmallVector<Value> result;
+  for (Value value : values)
+    result.push_back(rewriter.getRemappedValue(value));
+  return result;
+}
+
 /// Replaces `tile` (a staged tile: stagingLoads' `loads` fill it) by a
 /// shared buffer and copies into it, one per load (into its rows when
 /// there are several), and erases the loads.
@@ -57,7 +65,9 @@ void stageInSharedMemory(ConversionPatternRewriter &rewriter, Value tile,
       rewriter.getContext(), {type.getDimSize(0), bufferCols}, element, layout,
       1);
   Location loc = op->getLoc();
-  rewriter.setInsertionPoint(loads.front());
+  // At `op` (the load, or the gather after its loads): every load's
+  // address is computed by then.
+  rewriter.setInsertionPoint(op);
   Value buffer =
       ag::AllocSharedOp::create(rewriter, loc, bufferType, IntegerAttr());
   // Checked copies in the loop that applies the causal mask, where the
@@ -70,7 +80,6 @@ void stageInSharedMemory(ConversionPatternRewriter &rewriter, Value tile,
   int64_t firstRow = 0;
   SmallVector<Value> tokens;
   for (TileLoadOp load : loads) {
-    rewriter.setInsertionPoint(loads.back());
     ag::PaddingAttr padding;
     if (load.getPadding())
       padding = ag::PaddingAttr::get(
@@ -80,7 +89,7 @@ void stageInSharedMemory(ConversionPatternRewriter &rewriter, Value tile,
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     tokens.push_back(ag::AsyncCopyOp::create(
         rewriter, load.getLoc(), rewriter.getRemappedValue(load.getBase()),
-        load.getOffsets(),
+        remapped(rewriter, load.getOffsets()),
         load.getDims(), load.getBoundaryCheckAttr(), padding, buffer, zero,
         checkedChunks,
         bufferCols != cols ? rewriter.getI64IntegerAttr(cols) : IntegerAttr(),

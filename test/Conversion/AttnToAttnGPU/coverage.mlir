@@ -80,7 +80,7 @@ func.func @dot_operand_in_registers(%Q: !t) attributes {attn.block_m = 64 : i64}
   %c0 = arith.constant 0 : index
   %q = attn.tile_load %Q[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<64x64xf32>
   %z = arith.constant dense<0.0> : tensor<64x64xf32>
-  // expected-error @+1 {{reads a tile the attngpu schedule does not stage in shared memory (only tile_load results can be dot operands)}}
+  // expected-error @+1 {{reads a tile the attngpu schedule does not stage in shared memory (only tile_load results and gathers of them can be dot operands)}}
   %s = attn.dot %q, %z {transpose_b} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return
 }

@@ -241,3 +241,29 @@ func.func @one_stage_fits_four(%g: !g) attributes {attngpu.schedule = #attngpu.s
   attngpu.async_wait %tq, %tk, %tv
   return
 }
+
+// The 1 KiB the hardware keeps per CTA counts: 56.5 KiB (57856 bytes) fits
+// 4 CTAs in 227 KiB alone but not with 1 KiB each (4 x 57.5 > 228), so 4
+// becomes 3. A target within what fits and a kernel without a schedule
+// are left as they are.
+!big = !attngpu.shared<226x128xf16>
+// CHECK-LABEL: func.func @reserve_counts
+// CHECK-SAME: min_blocks_per_sm = 3
+// CHECK-SAME: attngpu.shared_bytes = 57856
+func.func @reserve_counts(%g: memref<?x128xf16>) attributes {attngpu.schedule = #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 4>} {
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !big
+  %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<?x128xf16>, !big
+  attngpu.async_wait %t
+  return
+}
+
+// CHECK-LABEL: func.func @target_within_what_fits
+// CHECK-SAME: min_blocks_per_sm = 2
+func.func @target_within_what_fits(%g: memref<?x128xf16>) attributes {attngpu.schedule = #attngpu.schedule<block_m = 64, warps = 4, min_blocks_per_sm = 2>} {
+  %c0 = arith.constant 0 : index
+  %b = attngpu.alloc_shared : !big
+  %t = attngpu.async_copy %g[%c0, %c0] dims = [0, 1] into %b[%c0] : memref<?x128xf16>, !big
+  attngpu.async_wait %t
+  return
+}

@@ -30,7 +30,6 @@
 // disjoint); the barriers of a one-copy ring otherwise.
 // SYNC-LABEL: gpu.func @two_pages
 // SYNC: scf.for
-// SYNC-NOT: attngpu.barrier
 // SYNC: attngpu.barrier
 // SYNC-NEXT: attngpu.async_copy {{.+}} rows = [0, 32]
 // SYNC-NOT: attngpu.barrier
@@ -70,6 +69,53 @@ module attributes {gpu.container_module} {
         %t1 = attngpu.async_copy %k[%page1, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %buf[%z] rows = [32, 32] : !g, !s
         attngpu.async_wait %t0, %t1
         %kb = attngpu.local_load %buf[%z] transpose : !s -> !b
+      }
+      gpu.return
+    }
+
+    // A wait for a joining copy's token alone waits for its group, the
+    // next copy's: one group (C's) may stay in flight.
+    // NVVM-LABEL: gpu.func @wait_for_a_joining_copy
+    // NVVM: nvvm.cp.async.commit.group
+    // NVVM: nvvm.cp.async.commit.group
+    // NVVM: nvvm.cp.async.wait.group 1
+    // NVVM-NEXT: nvvm.cp.async.wait.group 0
+    gpu.func @wait_for_a_joining_copy(%k: !g) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %buf = attngpu.alloc_shared : !s
+      %other = attngpu.alloc_shared : !s
+      %a = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] into %buf[%c0] rows = [0, 32] joins_next_group : !g, !s
+      %b = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] into %buf[%c0] rows = [32, 32] : !g, !s
+      %c = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] into %other[%c0] : !g, !s
+      attngpu.async_wait %a
+      attngpu.async_wait %b, %c
+      %x = attngpu.local_load %buf[%c0] transpose : !s -> !b
+      %y = attngpu.local_load %other[%c0] transpose : !s -> !b
+      gpu.return
+    }
+
+    // Rings go in the order of their first copies, not of their buffers:
+    // V's buffer is allocated first, K's copy comes first, and both
+    // addresses read one block-table entry, evaluated once for the next
+    // iteration where K's copy is (a value made for V's ring and reused
+    // before it would not dominate its use).
+    // CHECK-LABEL: gpu.func @allocs_out_of_order
+    // CHECK: scf.for
+    // CHECK: %[[ROW:.+]] = scf.if %{{.+}} -> (index) {
+    // CHECK: attngpu.async_copy %{{.+}}[%[[ROW]], %{{.+}}] {{.+}} rows = [0, 64] if
+    // CHECK: attngpu.async_copy %{{.+}}[%[[ROW]], %{{.+}}] {{.+}} if
+    gpu.func @allocs_out_of_order(%k: !g, %v: !g, %table: memref<?xindex>, %n: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      scf.for %i = %c0 to %n step %c1 {
+        %vb = attngpu.alloc_shared : !s
+        %kb = attngpu.alloc_shared : !s
+        %row = memref.load %table[%i] : memref<?xindex>
+        %tk = attngpu.async_copy %k[%row, %c0] dims = [0, 1] into %kb[%c0] rows = [0, 64] : !g, !s
+        %tv = attngpu.async_copy %v[%row, %c0] dims = [0, 1] into %vb[%c0] : !g, !s
+        attngpu.async_wait %tk, %tv
+        %x = attngpu.local_load %kb[%c0] transpose : !s -> !b
+        %y = attngpu.local_load %vb[%c0] transpose : !s -> !b
       }
       gpu.return
     }

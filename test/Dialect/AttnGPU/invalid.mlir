@@ -779,6 +779,21 @@ func.func @copy_joins_a_group_never_committed(%src: memref<?x64xf16>, %i: index)
 
 // -----
 
+// A region that waits between a joining copy and the next counts as a wait.
+func.func @copy_joins_past_a_region_that_waits(%src: memref<?x64xf16>, %i: index, %p: i1) {
+  %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
+  // expected-error @+1 {{joins_next_group needs a copy after it in its block, before any wait or region that copies or waits}}
+  %t = attngpu.async_copy %src[%i, %i] dims = [0, 1] into %k[%i] rows = [0, 32] joins_next_group : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+  scf.if %p {
+    attngpu.async_wait %t
+  }
+  %u = attngpu.async_copy %src[%i, %i] dims = [0, 1] into %k[%i] rows = [32, 32] : memref<?x64xf16>, !attngpu.shared<64x64xf16>
+  attngpu.async_wait %u
+  return
+}
+
+// -----
+
 func.func @copy_joins_nothing(%src: memref<?x64xf16>, %i: index) {
   %k = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
   // expected-error @+1 {{joins_next_group needs a copy after it in its block}}

@@ -25,8 +25,14 @@ func.func @wgmma_step(%key: !gmem, %out: !gmem, %lse: !lse, %zero: !acc,
   // CHECK: %[[T:.+]] = attngpu.async_copy %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] dims = [2, 3] boundary_check = [0] padding = zero into %[[K]][%{{.+}}] : memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>, !attngpu.shared<128x128xf16, wgmma_128b, stages = 2>
   %t = attngpu.async_copy %key[%b, %h, %n0, %c0] dims = [2, 3]
       boundary_check = [0] padding = zero into %k[%c1] : !gmem, !k_ring
-  // CHECK: attngpu.async_wait %[[T]]
-  attngpu.async_wait %t
+  // CHECK: %[[G0:.+]] = attngpu.async_copy {{.+}} into %[[K]][%{{.+}}] rows = [0, 64] joins_next_group :
+  // CHECK: %[[G1:.+]] = attngpu.async_copy {{.+}} into %[[K]][%{{.+}}] rows = [64, 64] :
+  %g0 = attngpu.async_copy %key[%b, %h, %n0, %c0] dims = [2, 3]
+      into %k[%c0] rows = [0, 64] joins_next_group : !gmem, !k_ring
+  %g1 = attngpu.async_copy %key[%b, %h, %n0, %c0] dims = [2, 3]
+      into %k[%c0] rows = [64, 64] : !gmem, !k_ring
+  // CHECK: attngpu.async_wait %[[T]], %[[G0]], %[[G1]]
+  attngpu.async_wait %t, %g0, %g1
   // CHECK: attngpu.fence_async_shared
   attngpu.fence_async_shared
   // CHECK: attngpu.barrier

@@ -235,9 +235,10 @@ struct AllocateShared
     if (!schedule)
       return;
     int64_t target = schedule.getInt("min_blocks_per_sm");
-    constexpr int64_t kReservedPerCta = 1024;
+    // (Shared memory is given to CTAs in 128-byte units.)
+    constexpr int64_t kReservedPerCta = 1024, kGranule = 128;
     int64_t fits = (int64_t(maxSharedBytes) + kReservedPerCta) /
-                   (sharedBytes + kReservedPerCta);
+                   (alignTo(sharedBytes, kGranule) + kReservedPerCta);
     if (target <= 0 || target <= fits)
       return;
     NamedAttrList settings(schedule.getSettings());

@@ -1,8 +1,9 @@
 //===- Pipeline.cpp - tile copies over a ring of stages -------------------===//
 //
 // Implements attngpu-pipeline: a loop whose body copies tiles into buffers
-// of its own (one copy per buffer, or several filling its row ranges) gets,
-// for S stages, one ring of S stages per buffer, allocated before the loop. Iteration j computes on stage j mod S and, where the
+// of its own (one copy per buffer, or several filling its row ranges)
+// gets, for S stages, one ring of S stages per buffer, allocated before
+// the loop. Iteration j computes on stage j mod S and, where the
 // copy was, issues the copy of iteration j + S - 1 into stage
 // (j + S - 1) mod S; a prologue issues iterations 0 .. S-2. The waits stay
 // where they were, on the token of the copy for this iteration, carried by
@@ -228,7 +229,35 @@ struct RingCopy {
   SmallVector<OpOperand *> stageUses;
 };
 
-/// The buffers of `loop` whose copies can go over a ring.
+/// `copy` as a ring's fill: unpredicated, in the body of `loop`, into
+/// stage 0, waited for in the body after it, its address computable at a
+/// later iteration. Nothing when it is not one.
+std::optional<RingFill> ringFill(scf::ForOp loop, LaterIteration &later,
+                                 AsyncCopyOp copy) {
+  if (copy.getPredicate() || copy->getBlock() != loop.getBody() ||
+      !matchPattern(copy.getStage(), m_Zero()))
+    return std::nullopt;
+  RingFill fill{copy, {}};
+  for (Operation *user : copy.getToken().getUsers()) {
+    auto wait = dyn_cast<AsyncWaitOp>(user);
+    if (!wait || wait->getBlock() != loop.getBody() ||
+        !copy->isBeforeInBlock(wait))
+      return std::nullopt;
+    fill.waits.push_back(wait);
+  }
+  if (fill.waits.empty())
+    return std::nullopt;
+  for (Value operand : copy->getOperands())
+    if (operand != copy.getBuffer() && operand != copy.getStage() &&
+        !later.computable(operand))
+      return std::nullopt;
+  return fill;
+}
+
+/// The buffers of `loop` whose copies can go over a ring, in the order of
+/// their first copies (the order the copies' addresses are evaluated in,
+/// each at its copy or before: a value evaluated for one ring and reused
+/// by a later one then dominates it).
 SmallVector<RingCopy> ringCopies(scf::ForOp loop) {
   SmallVector<RingCopy> copies;
   LaterIteration later(loop, loop.getInductionVar(),
@@ -239,8 +268,7 @@ SmallVector<RingCopy> ringCopies(scf::ForOp loop) {
         alloc.getOffset())
       continue;
     RingCopy ring{alloc, {}, {}};
-    // The copies filling it (in the order of the body), each waited for
-    // in the body after it.
+    // The copies filling it (in the order of the body).
     bool usable = true;
     SmallPtrSet<Operation *, 4> readers;
     for (OpOperand &use : alloc.getBuffer().getUses()) {
@@ -249,24 +277,14 @@ SmallVector<RingCopy> ringCopies(scf::ForOp loop) {
         readers.insert(use.getOwner());
         continue;
       }
-      usable &= !copy.getPredicate() && copy->getBlock() == loop.getBody() &&
-                matchPattern(copy.getStage(), m_Zero());
-      RingFill fill{copy, {}};
-      for (Operation *user : copy.getToken().getUsers()) {
-        auto wait = dyn_cast<AsyncWaitOp>(user);
-        usable &= wait && wait->getBlock() == loop.getBody() &&
-                  copy->isBeforeInBlock(wait);
-        if (wait)
-          fill.waits.push_back(wait);
-      }
-      usable &= !fill.waits.empty();
-      // The copy's address at a later iteration.
-      for (Value operand : copy->getOperands())
-        usable &= operand == copy.getBuffer() || operand == copy.getStage() ||
-                  later.computable(operand);
-      ring.fills.push_back(std::move(fill));
+      std::optional<RingFill> fill = ringFill(loop, later, copy);
+      usable &= fill.has_value();
+      if (!usable)
+        break;
+      ring.fills.push_back(std::move(*fill));
     }
-    usable &= !ring.fills.empty();
+    if (!usable || ring.fills.empty())
+      continue;
     llvm::sort(ring.fills, [](const RingFill &a, const RingFill &b) {
       return a.copy->isBeforeInBlock(b.copy);
     });
@@ -286,6 +304,9 @@ SmallVector<RingCopy> ringCopies(scf::ForOp loop) {
     if (usable)
       copies.push_back(std::move(ring));
   }
+  llvm::sort(copies, [](const RingCopy &a, const RingCopy &b) {
+    return a.fills.front().copy->isBeforeInBlock(b.fills.front().copy);
+  });
   return copies;
 }
 

@@ -95,8 +95,8 @@ def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy", [AttrSizedOperandSegments]> {
     slice of a wider tensor).
 
     With `if %p` (i1) and %p false, nothing is read or written; the copy
-    still counts as one group for the waits (attngpu-pipeline's copies
-    past the last iteration).
+    still counts for the waits as the others do (its group, or the one it
+    joins: attngpu-pipeline's copies past the last iteration).
 
     With `rows = [first, count]` the tile is `count` rows and lands in rows
     `first` .. `first + count - 1` of the stage; the other rows are left as

@@ -14,8 +14,9 @@ def AttnGPUPipeline : Pass<"attngpu-pipeline"> {
   let summary = "Software-pipeline a loop's tile copies over a ring of stages";
   let description = [{
     For each `scf.for` whose body copies tiles into buffers of its own
-    (`attngpu.alloc_shared` in the body, filled by one `attngpu.async_copy`
-    and read there), with S stages (the kernel's `kv_stages` in
+    (`attngpu.alloc_shared` in the body, filled by one `attngpu.async_copy`,
+    or by several into its row ranges (`rows`: a gathered tile), and read
+    there), with S stages (the kernel's `kv_stages` in
     `#attngpu.schedule`, or the `stages` option when positive): the buffers
     become one ring of S stages allocated before the loop; iteration j
     reads stage j mod S and, where the copy was, issues the copy of
@@ -50,8 +51,10 @@ def AttnGPUTmaCopies : Pass<"attngpu-tma-copies"> {
     with `force`), an `attngpu.async_copy` becomes an `attngpu.tma_load`
     where TMA can do what it does: a one-stage `wgmma_128b` buffer of
     16-bit elements whose columns are whole 128-byte slabs, all of them
-    copied (no `columns`), zero padding (TMA's out-of-bounds fill) or none,
-    no predicate, a source that is a kernel argument whose innermost
+    copied (no `columns`) into all its rows (no `rows`), in a cp.async
+    group of its own (not joining the next copy's, nor closing one that
+    joins it), zero padding (TMA's out-of-bounds fill) or none, no
+    predicate, a source that is a kernel argument whose innermost
     dimension (the columns') has stride 1; run once or once per iteration
     of one loop, its token waited only by `attngpu.async_wait`s in its
     block. Each such copy gets its own mbarrier (one
@@ -115,7 +118,8 @@ def AttnGPUInsertBarriers : Pass<"attngpu-insert-barriers"> {
     to a fixed point, so a conflict with the previous iteration gets its
     barrier too. Buffers alias when they are the same allocation (stages
     are told apart by constant indices and, within one iteration, by ring
-    indices `(x + a) mod S` vs `(x + b) mod S`), when their allocated byte
+    indices `(x + a) mod S` vs `(x + b) mod S`, and copies into disjoint
+    `rows` of a stage are apart), when their allocated byte
     ranges overlap, or when either is not placed yet (run
     attngpu-allocate-shared first). A barrier neither publishes the writes
     of copies still in flight nor ends the reads of wgmmas not yet waited.
