@@ -38,14 +38,6 @@ bool inCausalDiagonalLoop(Operation *op) {
                      .wasInterrupted();
 }
 
-SmallVector<Value> remapped(ConversionPatternRewriter &rewriter,
-                            ValueRange values) {
-  SmallVector<Value> result;
-  for (Value value : values)
-    result.push_back(rewriter.getRemappedValue(value));
-  return result;
-}
-
 /// Replaces `tile` (a staged tile: stagingLoads' `loads` fill it) by a
 /// shared buffer and copies into it, one per load (into its rows when
 /// there are several), and erases the loads.
@@ -87,9 +79,11 @@ void stageInSharedMemory(ConversionPatternRewriter &rewriter, Value tile,
           static_cast<ag::Padding>(load.getPaddingOrDefault()));
     int64_t rows = cast<RankedTensorType>(load.getType()).getDimSize(0);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    SmallVector<Value> offsets;
+    (void)rewriter.getRemappedValues(load.getOffsets(), offsets);
     tokens.push_back(ag::AsyncCopyOp::create(
         rewriter, load.getLoc(), rewriter.getRemappedValue(load.getBase()),
-        remapped(rewriter, load.getOffsets()),
+        offsets,
         load.getDims(), load.getBoundaryCheckAttr(), padding, buffer, zero,
         checkedChunks,
         bufferCols != cols ? rewriter.getI64IntegerAttr(cols) : IntegerAttr(),

@@ -310,6 +310,14 @@ SmallVector<RingCopy> ringCopies(scf::ForOp loop) {
   return copies;
 }
 
+/// `copy`'s source and offsets `offset` iterations on.
+Value laterAddress(OpBuilder &b, LaterIteration &later, AsyncCopyOp copy,
+                   int64_t offset, SmallVectorImpl<Value> &offsets) {
+  for (Value index : copy.getOffsets())
+    offsets.push_back(later.evaluate(b, index, offset));
+  return later.evaluate(b, copy.getSource(), offset);
+}
+
 /// Evaluates the addresses of `ring`'s copies `offset` iterations on, all
 /// before any is issued: the loads among them (a gathered tile's pages'
 /// block-table entries) are then in flight together instead of one after
@@ -319,9 +327,8 @@ void evaluateAddresses(OpBuilder &b, LaterIteration &later,
   if (ring.fills.size() < 2)
     return;
   for (RingFill &fill : ring.fills) {
-    later.evaluate(b, fill.copy.getSource(), offset);
-    for (Value index : fill.copy.getOffsets())
-      later.evaluate(b, index, offset);
+    SmallVector<Value> offsets;
+    laterAddress(b, later, fill.copy, offset, offsets);
   }
 }
 
@@ -330,9 +337,7 @@ void evaluateAddresses(OpBuilder &b, LaterIteration &later,
 Value issueCopy(OpBuilder &b, LaterIteration &later, AsyncCopyOp copy,
                 int64_t offset, Value ring, Value stage, Value predicate) {
   SmallVector<Value> offsets;
-  for (Value index : copy.getOffsets())
-    offsets.push_back(later.evaluate(b, index, offset));
-  Value source = later.evaluate(b, copy.getSource(), offset);
+  Value source = laterAddress(b, later, copy, offset, offsets);
   auto issued = AsyncCopyOp::create(
       b, copy.getLoc(), source, offsets, copy.getDims(),
       copy.getBoundaryCheckAttr(), copy.getPaddingAttr(), ring, stage,
