@@ -83,6 +83,10 @@ public:
         name(std::move(code.kernelName)), ptxText(std::move(code.payload)) {
     tensorMapsValid =
         mlir::attn::parseTensorMapParams(code.tensorMaps, tensorMaps);
+    // Read from the code itself: a kernel launched before the grid it
+    // depends on ends must wait for it first (convert-attn-to-attngpu puts
+    // the wait in the split-KV combine on sm_90+).
+    waitsOnPriorGrid = ptxText.find("griddepcontrol.wait") != std::string::npos;
   }
   const std::string &ptx() const override { return ptxText; }
   int64_t dynamicSharedBytes() const override { return sharedBytes; }
@@ -147,7 +151,8 @@ private:
       params.addTensorMap(bytes);
     }
     return driver->launch(function, unsigned(gridX), unsigned(gridY), threads,
-                          sharedBytes, params.get(), error, args.stream);
+                          sharedBytes, params.get(), error, args.stream,
+                          waitsOnPriorGrid);
   }
 
   /// The same schedule with cp.async copies, compiled at the first launch
@@ -174,6 +179,8 @@ private:
   /// Tensor maps the kernel takes after its other parameters (TMA).
   std::vector<mlir::attn::TensorMapParam> tensorMaps;
   bool tensorMapsValid = true;
+  /// Launched before the grid ahead of it ends (its PTX waits for it).
+  bool waitsOnPriorGrid = false;
   /// Dynamic shared memory per CTA (0: the tiles are static).
   unsigned sharedBytes;
   std::string name, ptxText;

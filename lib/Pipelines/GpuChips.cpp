@@ -67,6 +67,10 @@ int computeCapability(std::string_view chip) {
 
 } // namespace
 
+bool mlir::attn::gpuChipHasGridDependencyControl(std::string_view chip) {
+  return computeCapability(chip) >= 90;
+}
+
 std::string mlir::attn::supportedGpuChips() {
   std::string names;
   for (const ChipInfo &info : kChips)

@@ -89,6 +89,8 @@ bool CudaDriver::init(std::string &error) {
   cuStreamIsCapturing = dlsym(library, "cuStreamIsCapturing");
   // Optional (CUDA 12+): needed by TMA kernels only.
   cuTensorMapEncodeTiled = dlsym(library, "cuTensorMapEncodeTiled");
+  // Optional (CUDA 11.8+): programmatic dependent launches.
+  cuLaunchKernelEx = dlsym(library, "cuLaunchKernelEx");
   if (!check(as<CUresult (*)(unsigned)>(cuInit)(0), "cuInit", error))
     return false;
   CUdevice device;
@@ -234,10 +236,46 @@ bool CudaDriver::loadKernel(const std::string &ptx, const std::string &entry,
   return true;
 }
 
+namespace {
+// cuLaunchKernelEx's configuration (cuda.h, CUDA 12): an attribute is its
+// id, padding to 8 bytes and a 64-byte union of values.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+  } value;
+};
+static_assert(sizeof(LaunchAttribute) == 72, "CUlaunchAttribute's layout");
+struct LaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+      sharedMemBytes;
+  CUstream hStream;
+  LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+constexpr int kProgrammaticStreamSerialization = 6;
+} // namespace
+
 bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
                         unsigned blockX, unsigned sharedBytes,
                         std::vector<void *> &params, std::string &error,
-                        void *stream) {
+                        void *stream, bool afterPriorGrid) {
+  if (afterPriorGrid && cuLaunchKernelEx) {
+    LaunchAttribute dependent{};
+    dependent.id = kProgrammaticStreamSerialization;
+    dependent.value.programmaticStreamSerializationAllowed = 1;
+    LaunchConfig config{gridX,        gridY, 1, blockX, 1, 1, sharedBytes,
+                        static_cast<CUstream>(stream), &dependent, 1};
+    // Where the driver refuses (an older one, a capture that cannot hold
+    // the edge), the launch below is the plain one: the kernel's own wait
+    // is then a no-op.
+    if (as<CUresult (*)(const LaunchConfig *, CUfunction, void **, void **)>(
+            cuLaunchKernelEx)(&config, static_cast<CUfunction>(function),
+                              params.data(), nullptr) == 0)
+      return true;
+  }
   return check(
       as<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                       unsigned, unsigned, unsigned, CUstream, void **,

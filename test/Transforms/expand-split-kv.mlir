@@ -55,7 +55,7 @@ func.func @partials(%q: !t, %k: !t, %v: !t, %o: !p, %l: memref<?x?x?xf32>, %s: f
 // -inf) and of the weighted outputs; column 0 writes the LSE (natural log).
 // CHECK-LABEL: func.func @combine
 // CHECK-SAME: (%[[P:arg0]]: {{.*}} {attn.role = #attn.role<partials>}, %[[PL:arg1]]: {{.*}} {attn.role = #attn.role<partial_lse>}, %[[O:arg2]]: {{.*}} {attn.role = #attn.role<output>}, %[[L:arg3]]: {{.*}} {attn.role = #attn.role<lse>})
-// CHECK-SAME: attributes {attn.block_m = 1 : i64, attn.num_warps = 4 : i64, attn.scalar_kernel}
+// CHECK-SAME: attributes {attn.block_m = 1 : i64, attn.num_warps = 4 : i64, attn.scalar_kernel, attn.split_combine}
 // CHECK: %[[ROW:.+]] = attn.program_id 0
 // CHECK: %[[PBH:.+]] = attn.program_id 1
 // CHECK: %[[H:.+]] = memref.dim %[[O]], %c1

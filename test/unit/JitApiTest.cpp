@@ -163,6 +163,18 @@ TEST(JitSpec, CudaChipOfComputeCapability) {
     }
 }
 
+// griddepcontrol (the split-KV combine's wait for the partials) from sm_90
+// on, "a" and "f" variants included; never on sm_8x or a malformed name.
+TEST(JitSpec, GridDependencyControlFromSm90) {
+  using mlir::attn::gpuChipHasGridDependencyControl;
+  for (const char *chip : {"sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103f",
+                           "sm_120", "sm_121a"})
+    EXPECT_TRUE(gpuChipHasGridDependencyControl(chip)) << chip;
+  for (const char *chip : {"sm_80", "sm_86", "sm_89", "sm_8", "gpu", "",
+                           "sm_9x", "sm_1000"})
+    EXPECT_FALSE(gpuChipHasGridDependencyControl(chip)) << chip;
+}
+
 // A Target built by hand skips Target::parse: getKernel checks its chip
 // before compiling anything (sm_75 used to end in an LLVM fatal error).
 TEST_F(JitApiTest, HandBuiltTargetWithUnservedChipIsAnError) {

@@ -50,7 +50,11 @@ def ConvertAttnToAttnGPU : Pass<"convert-attn-to-attngpu", "::mlir::ModuleOp"> {
     and the kernel's `#attngpu.schedule` records every resolved setting.
     What the schedule does not cover (transposed A, key blocks or head dims
     off multiples of 8, tiles in other ops or regions) is an error at the
-    op, before anything is converted.
+    op, before anything is converted. Scalar kernels (`attn.scalar_kernel`)
+    become gpu.funcs of `attn.num_warps` warps; on sm_90 and newer the
+    split-KV combine (`attn.split_combine`) starts with
+    attngpu.grid_dependency_wait, so the runtime may launch it before the
+    partials kernel ends.
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",

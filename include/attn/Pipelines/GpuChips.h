@@ -42,6 +42,11 @@ std::optional<GpuChip> resolveGpuChip(std::string_view chip,
                                       std::string_view features,
                                       std::string &error);
 
+/// Whether `chip` has griddepcontrol (sm_90 and newer): a kernel may then
+/// be launched before the grid it depends on ends and wait for it itself
+/// (programmatic dependent launch).
+bool gpuChipHasGridDependencyControl(std::string_view chip);
+
 /// The chip the `cuda` target (the current device) compiles for, from the
 /// device's compute capability: a chip served is itself (9.0 is sm_90a, for
 /// wgmma); a chip newer than any served, or one between them that is not

@@ -129,10 +129,14 @@ public:
   bool loadKernel(const std::string &ptx, const std::string &entry,
                   unsigned sharedBytes, void *&function, std::string &error);
   /// Launches `function`, loaded by loadKernel with at least `sharedBytes`.
+  /// `afterPriorGrid`: the kernel waits for the grid before it in the
+  /// stream itself (griddepcontrol.wait before any memory access), so it
+  /// may be launched before that grid ends (programmatic dependent launch,
+  /// sm_90+); where the driver cannot, it is launched as any other.
   bool launch(void *function, unsigned gridX, unsigned gridY,
               unsigned blockX, unsigned sharedBytes,
               std::vector<void *> &params, std::string &error,
-              void *stream = nullptr);
+              void *stream = nullptr, bool afterPriorGrid = false);
   bool synchronize(std::string &error);
   /// The tensor map of `request` for TMA loads into 128-byte-swizzled
   /// shared memory (zeros out of bounds), encoded once per request and
@@ -172,7 +176,7 @@ private:
        *cuEventDestroy = nullptr, *cuFuncSetAttribute = nullptr,
        *cuCtxGetCurrent = nullptr, *cuCtxGetDevice = nullptr,
        *cuDeviceGetAttribute = nullptr, *cuStreamIsCapturing = nullptr,
-       *cuTensorMapEncodeTiled = nullptr;
+       *cuTensorMapEncodeTiled = nullptr, *cuLaunchKernelEx = nullptr;
 };
 
 } // namespace mlir::attn

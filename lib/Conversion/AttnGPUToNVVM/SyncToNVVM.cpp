@@ -1,4 +1,4 @@
-//===- SyncToNVVM.cpp - barriers and fences -------------------------------===//
+//===- SyncToNVVM.cpp - barriers, fences and grid dependencies ------------===//
 
 #include "attn/Conversion/AttnGPUToNVVM/AttnGPUToNVVM.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
@@ -55,10 +55,22 @@ struct FenceAsyncSharedLowering
   }
 };
 
+struct GridDependencyWaitLowering
+    : public OpConversionPattern<GridDependencyWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GridDependencyWaitOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::GriddepcontrolOp>(
+        op, NVVM::GridDepActionKind::wait);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::attngpu::populateSyncToNVVMPatterns(const TypeConverter &converter,
                                                RewritePatternSet &patterns) {
   patterns.add<BarrierLowering, NamedBarrierLowering,
-               FenceAsyncSharedLowering>(converter, patterns.getContext());
+               FenceAsyncSharedLowering, GridDependencyWaitLowering>(converter, patterns.getContext());
 }

@@ -1088,3 +1088,24 @@ func.func @f(%src: memref<?x64xf16>, %i: index, %p: i1) {
   attngpu.unissued %t
   return
 }
+
+// -----
+
+// The launch overlaps the grid before: nothing may touch memory first.
+func.func @f(%partials: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %x = memref.load %partials[%c0] : memref<?xf32>
+  // expected-error @+1 {{must come before the kernel's first memory access; 'memref.load' comes first}}
+  attngpu.grid_dependency_wait
+  return
+}
+
+// -----
+
+func.func @f(%c: i1) {
+  scf.if %c {
+    // expected-error @+1 {{must be in its kernel's entry block}}
+    attngpu.grid_dependency_wait
+  }
+  return
+}

@@ -185,3 +185,16 @@ func.func @tma(%key: !k, %kmap: !map {attngpu.tensor_map_of = 0 : i64}, %i: inde
   attngpu.unissued %off
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @after_prior_grid
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: attngpu.grid_dependency_wait
+// CHECK-NEXT: memref.load
+func.func @after_prior_grid(%partials: memref<?xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  attngpu.grid_dependency_wait
+  %x = memref.load %partials[%c0] : memref<?xf32>
+  return %x : f32
+}

@@ -177,6 +177,7 @@ struct ExpandCombineSplitsPass
     OpBuilder b(func);
     func->setAttr("attn.block_m", b.getI64IntegerAttr(1));
     func->setAttr("attn.scalar_kernel", b.getUnitAttr());
+    func->setAttr("attn.split_combine", b.getUnitAttr());
     // On the GPU, 128 threads share a row's columns.
     func->setAttr("attn.num_warps", b.getI64IntegerAttr(4));
     op.erase();

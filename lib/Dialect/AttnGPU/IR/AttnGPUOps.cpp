@@ -362,6 +362,25 @@ LogicalResult LocalStoreOp::verify() {
 // Synchronisation
 //===----------------------------------------------------------------------===//
 
+LogicalResult GridDependencyWaitOp::verify() {
+  // The launch overlaps the grid before: any access before the wait could
+  // see that grid's memory half written.
+  Operation *op = getOperation();
+  Block *block = op->getBlock();
+  if (!isa<FunctionOpInterface>(op->getParentOp()) ||
+      block != &op->getParentRegion()->front())
+    return emitOpError() << "must be in its kernel's entry block";
+  for (Operation &before : *block) {
+    if (&before == op)
+      break;
+    if (!isMemoryEffectFree(&before))
+      return emitOpError() << "must come before the kernel's first memory "
+                              "access; '"
+                           << before.getName() << "' comes first";
+  }
+  return success();
+}
+
 LogicalResult NamedBarrierOp::verify() {
   // (Signed: the i64 attributes' getters return them as unsigned.)
   int64_t id = getIdAttr().getInt(), threads = getThreadsAttr().getInt();

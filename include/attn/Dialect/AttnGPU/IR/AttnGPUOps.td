@@ -374,6 +374,26 @@ def AttnGPU_FenceAsyncSharedOp : AttnGPU_Op<"fence_async_shared"> {
   let assemblyFormat = "attr-dict";
 }
 
+def AttnGPU_GridDependencyWaitOp : AttnGPU_Op<"grid_dependency_wait"> {
+  let summary = "wait for the grid before this kernel in its stream (sm_90+)";
+  let description = [{
+    griddepcontrol.wait: every thread waits until the grids this kernel
+    depends on (the kernel before it in its stream) have ended and their
+    memory is visible. With it a kernel may be launched before that grid
+    ends (programmatic dependent launch), so its launch overlaps the other's
+    tail: the runtime launches a kernel so when its code holds the wait.
+    It must come before the kernel's first memory access (first in the
+    function's entry block, after only memory-free ops). Launched the
+    ordinary way it waits for nothing.
+
+    ```mlir
+    attngpu.grid_dependency_wait
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor-core products
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,24 @@
+// RUN: attn-opt %s --convert-attngpu-to-nvvm | FileCheck %s
+// RUN: attn-opt %s --convert-attngpu-to-nvvm --attngpu-lower-to-ptx | FileCheck %s --check-prefix=PTX
+
+// attngpu.grid_dependency_wait is griddepcontrol.wait, where it stands:
+// before the kernel's first load.
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @combine
+    // CHECK: nvvm.griddepcontrol wait
+    // CHECK-NEXT: memref.load
+    // PTX: .entry combine
+    // PTX-NOT: ld.global
+    // PTX: griddepcontrol.wait
+    // PTX: ld.global
+    gpu.func @combine(%partials: memref<?xf32>, %out: memref<?xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      attngpu.grid_dependency_wait
+      %x = memref.load %partials[%c0] : memref<?xf32>
+      memref.store %x, %out[%c0] : memref<?xf32>
+      gpu.return
+    }
+  }
+}
