@@ -205,7 +205,9 @@ LogicalResult mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
   allocate.maxSharedBytes = chip->maxSharedBytes;
   pm.addPass(attngpu::createAttnGPUAllocateShared(allocate));
   pm.addPass(attngpu::createAttnGPUInsertBarriers());
-  pm.addPass(createConvertAttnGPUToNVVM());
+  ConvertAttnGPUToNVVMOptions toNvvm;
+  toNvvm.chip = chip->chip;
+  pm.addPass(createConvertAttnGPUToNVVM(toNvvm));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createAttnUnrollVectorElements());

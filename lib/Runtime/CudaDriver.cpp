@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include <cstddef>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -89,7 +90,7 @@ bool CudaDriver::init(std::string &error) {
   cuStreamIsCapturing = dlsym(library, "cuStreamIsCapturing");
   // Optional (CUDA 12+): needed by TMA kernels only.
   cuTensorMapEncodeTiled = dlsym(library, "cuTensorMapEncodeTiled");
-  // Optional (CUDA 11.8+): programmatic dependent launches.
+  // Optional (CUDA 12): programmatic dependent launches.
   cuLaunchKernelEx = dlsym(library, "cuLaunchKernelEx");
   if (!check(as<CUresult (*)(unsigned)>(cuInit)(0), "cuInit", error))
     return false;
@@ -238,16 +239,19 @@ bool CudaDriver::loadKernel(const std::string &ptx, const std::string &entry,
 
 namespace {
 // cuLaunchKernelEx's configuration (cuda.h, CUDA 12): an attribute is its
-// id, padding to 8 bytes and a 64-byte union of values.
+// id, padding to 8 bytes and a 64-byte union of values (8-byte aligned: it
+// holds pointers).
 struct LaunchAttribute {
   int id;
   char pad[4];
-  union {
+  union alignas(8) {
     char bytes[64];
     int programmaticStreamSerializationAllowed;
   } value;
 };
-static_assert(sizeof(LaunchAttribute) == 72, "CUlaunchAttribute's layout");
+static_assert(sizeof(LaunchAttribute) == 72 &&
+                  offsetof(LaunchAttribute, value) == 8,
+              "CUlaunchAttribute's layout");
 struct LaunchConfig {
   unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
       sharedMemBytes;
@@ -255,6 +259,11 @@ struct LaunchConfig {
   LaunchAttribute *attrs;
   unsigned numAttrs;
 };
+static_assert(sizeof(LaunchConfig) == 56 &&
+                  offsetof(LaunchConfig, hStream) == 32 &&
+                  offsetof(LaunchConfig, attrs) == 40 &&
+                  offsetof(LaunchConfig, numAttrs) == 48,
+              "CUlaunchConfig's layout");
 constexpr int kProgrammaticStreamSerialization = 6;
 } // namespace
 
@@ -262,28 +271,37 @@ bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
                         unsigned blockX, unsigned sharedBytes,
                         std::vector<void *> &params, std::string &error,
                         void *stream, bool afterPriorGrid) {
-  if (afterPriorGrid && cuLaunchKernelEx) {
-    LaunchAttribute dependent{};
-    dependent.id = kProgrammaticStreamSerialization;
-    dependent.value.programmaticStreamSerializationAllowed = 1;
-    LaunchConfig config{gridX,        gridY, 1, blockX, 1, 1, sharedBytes,
-                        static_cast<CUstream>(stream), &dependent, 1};
-    // Where the driver refuses (an older one, a capture that cannot hold
-    // the edge), the launch below is the plain one: the kernel's own wait
-    // is then a no-op.
-    if (as<CUresult (*)(const LaunchConfig *, CUfunction, void **, void **)>(
-            cuLaunchKernelEx)(&config, static_cast<CUfunction>(function),
-                              params.data(), nullptr) == 0)
-      return true;
-  }
-  return check(
-      as<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                      unsigned, unsigned, unsigned, CUstream, void **,
-                      void **)>(cuLaunchKernel)(function, gridX, gridY, 1,
-                                                blockX, 1, 1, sharedBytes,
-                                                stream, params.data(),
-                                                nullptr),
-      "cuLaunchKernel", error);
+  auto plain = [&] {
+    return as<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, CUstream, void **,
+                           void **)>(cuLaunchKernel)(
+        function, gridX, gridY, 1, blockX, 1, 1, sharedBytes, stream,
+        params.data(), nullptr);
+  };
+  if (!afterPriorGrid || !cuLaunchKernelEx || dependentLaunchRefused)
+    return check(plain(), "cuLaunchKernel", error);
+  LaunchAttribute dependent{};
+  dependent.id = kProgrammaticStreamSerialization;
+  dependent.value.programmaticStreamSerializationAllowed = 1;
+  LaunchConfig config{gridX,        gridY, 1, blockX, 1, 1, sharedBytes,
+                      static_cast<CUstream>(stream), &dependent, 1};
+  CUresult result =
+      as<CUresult (*)(const LaunchConfig *, CUfunction, void **, void **)>(
+          cuLaunchKernelEx)(&config, static_cast<CUfunction>(function),
+                            params.data(), nullptr);
+  if (result == 0)
+    return true;
+  // A driver that refuses (an older one, a capture that cannot hold the
+  // edge) is not asked again: the launch is the plain one, where the
+  // kernel's own wait is a no-op. The refusal is named should that fail
+  // too.
+  dependentLaunchRefused = true;
+  std::string refused;
+  check(result, "cuLaunchKernelEx", refused);
+  if (check(plain(), "cuLaunchKernel", error))
+    return true;
+  error += " (a dependent launch was refused first: " + refused + ")";
+  return false;
 }
 
 bool CudaDriver::synchronize(std::string &error) {

@@ -86,8 +86,13 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attngpu-to-nvvm", "::mlir::ModuleOp"> {
     structurally. The bytes of dynamic shared memory each kernel needs go to
     the module's `attn.dynamic_shared_bytes` for the launch, its CTA target
     (`min_blocks_per_sm`) to `nvvm.minctasm`. Not lowered yet (an error at
-    the op): warp partitions.
+    the op): warp partitions; `grid_dependency_wait` below sm_90 (`chip`) is
+    an error at the op too (NVPTX has no griddepcontrol there).
   }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90a\"",
+           "NVIDIA chip the kernels are for (griddepcontrol from sm_90)">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",

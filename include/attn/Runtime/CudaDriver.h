@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <deque>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <functional>
@@ -177,6 +178,8 @@ private:
        *cuCtxGetCurrent = nullptr, *cuCtxGetDevice = nullptr,
        *cuDeviceGetAttribute = nullptr, *cuStreamIsCapturing = nullptr,
        *cuTensorMapEncodeTiled = nullptr, *cuLaunchKernelEx = nullptr;
+  /// Set when the driver refused a dependent launch: not asked again.
+  std::atomic<bool> dependentLaunchRefused{false};
 };
 
 } // namespace mlir::attn

@@ -9,6 +9,7 @@
 #include "FragmentLayout.h"
 #include "attn/Conversion/AttnGPUToNVVM/AttnGPUToNVVM.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Pipelines/GpuChips.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -209,6 +210,7 @@ ArrayAttr passTensorMapsByValue(gpu::GPUFuncOp func) {
 struct ConvertAttnGPUToNVVMPass
     : public mlir::attn::impl::ConvertAttnGPUToNVVMBase<
           ConvertAttnGPUToNVVMPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
@@ -227,6 +229,19 @@ struct ConvertAttnGPUToNVVMPass
       return WalkResult::interrupt();
     });
     if (partitions.wasInterrupted())
+      return signalPassFailure();
+
+    // NVPTX cannot select griddepcontrol below sm_90 (an LLVM fatal error
+    // there): say so at the op.
+    WalkResult dependencies = module.walk([&](GridDependencyWaitOp wait) {
+      if (mlir::attn::gpuChipHasGridDependencyControl(chip))
+        return WalkResult::advance();
+      wait.emitOpError() << "needs sm_90 or newer (griddepcontrol); the chip "
+                            "is "
+                         << chip;
+      return WalkResult::interrupt();
+    });
+    if (dependencies.wasInterrupted())
       return signalPassFailure();
 
     // Fragment layouts index warps over the whole CTA: a tile laid out for

@@ -29,7 +29,7 @@
 // CHECK-NOT: attn.across_threads
 // CHECK: gpu.return
 // PTX: .entry combine
-// PTX-NOT: ld.global
+// PTX-NOT: {{ld\.[^p]}}
 // PTX: griddepcontrol.wait
 // PTX-NOT: __nv_
 // PTX: ex2.approx.ftz.f32

@@ -1095,7 +1095,7 @@ func.func @f(%src: memref<?x64xf16>, %i: index, %p: i1) {
 func.func @f(%partials: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %x = memref.load %partials[%c0] : memref<?xf32>
-  // expected-error @+1 {{must come before the kernel's first memory access; 'memref.load' comes first}}
+  // expected-error @+1 {{must come before the function's first memory access; 'memref.load' comes first}}
   attngpu.grid_dependency_wait
   return
 }
@@ -1104,8 +1104,18 @@ func.func @f(%partials: memref<?xf32>) {
 
 func.func @f(%c: i1) {
   scf.if %c {
-    // expected-error @+1 {{must be in its kernel's entry block}}
+    // expected-error @+1 {{must be in its function's entry block}}
     attngpu.grid_dependency_wait
   }
+  return
+}
+
+// -----
+
+func.func @f() {
+  cf.br ^next
+^next:
+  // expected-error @+1 {{must be in its function's entry block}}
+  attngpu.grid_dependency_wait
   return
 }

@@ -369,12 +369,12 @@ LogicalResult GridDependencyWaitOp::verify() {
   Block *block = op->getBlock();
   if (!isa<FunctionOpInterface>(op->getParentOp()) ||
       block != &op->getParentRegion()->front())
-    return emitOpError() << "must be in its kernel's entry block";
+    return emitOpError() << "must be in its function's entry block";
   for (Operation &before : *block) {
     if (&before == op)
       break;
-    if (!isMemoryEffectFree(&before))
-      return emitOpError() << "must come before the kernel's first memory "
+    if (!isMemoryEffectFree(&before) && !isa<GridDependencyWaitOp>(before))
+      return emitOpError() << "must come before the function's first memory "
                               "access; '"
                            << before.getName() << "' comes first";
   }

@@ -380,11 +380,11 @@ def AttnGPU_GridDependencyWaitOp : AttnGPU_Op<"grid_dependency_wait"> {
     griddepcontrol.wait: every thread waits until the grids this kernel
     depends on (the kernel before it in its stream) have ended and their
     memory is visible. With it a kernel may be launched before that grid
-    ends (programmatic dependent launch), so its launch overlaps the other's
+    ends (programmatic dependent launch), so its launch overlaps that grid's
     tail: the runtime launches a kernel so when its code holds the wait.
-    It must come before the kernel's first memory access (first in the
-    function's entry block, after only memory-free ops). Launched the
-    ordinary way it waits for nothing.
+    It must come before the kernel's first memory access (in the function's
+    entry block, after only memory-free ops). Launched the ordinary way it
+    waits for nothing. Below sm_90 convert-attngpu-to-nvvm refuses it.
 
     ```mlir
     attngpu.grid_dependency_wait
