@@ -210,8 +210,14 @@ int64_t mlir::attn::chooseKvSplits(int64_t programs, int64_t rows,
   // (splitPartialsBlockN: pages of 16 gathered two to a step): pages of 16
   // 2.34 / 2.96 / 2.66 and 2.60 / 3.59 / 3.47, of 32 2.82 / 3.17 / 2.84
   // and 3.28 / 4.06 / 3.92.
+  // Session 18, 256 programs of 2-8 rows (q 2-8 over a bshd KV cache,
+  // b 8, 32 / 4 heads, causal, kv 16k: heads not packed, so each reads its
+  // K/V head through L2): 1 / 2 / 4 / 8 / 16 splits 448 / 390-395 / 398 /
+  // 414-418 / 446-450 us: light rows take 2 per SM only where the
+  // programs are fewer than the SMs (packed heads), else 4.
   bool smallSteps = pageSize > 0 && pageSize < 64;
-  int64_t perSM = rows <= kLightRows && !smallSteps ? 2 : 4;
+  bool fewLightPrograms = rows <= kLightRows && programs < multiprocessors;
+  int64_t perSM = fewLightPrograms && !smallSteps ? 2 : 4;
   int64_t wanted = perSM * multiprocessors / programs;
   int64_t longest = std::max<int64_t>(1, keys / kMinKeysPerSplit);
   return std::max<int64_t>(1, std::min({wanted, longest, kMaxKvSplits}));
@@ -230,8 +236,7 @@ int64_t mlir::attn::splitPartialsBlockN(int64_t rows, int64_t headDim,
                                         const std::string &chip,
                                         int64_t pageSize,
                                         bool perSequenceViews) {
-  if (rows > kLightRows || headDim > 128 || elementBytes != 2 ||
-      chip != "sm_90a")
+  if (headDim > 128 || elementBytes != 2 || chip != "sm_90a")
     return 0;
   // Pages under 64 keys (cp.async; pages of 16 gathered two to a step):
   // decode b 8, 32 / 4 heads, d 128, bf16, 16 splits (session 17), TB/s at
@@ -239,8 +244,13 @@ int64_t mlir::attn::splitPartialsBlockN(int64_t rows, int64_t headDim,
   // 2.20 and 3.03 / 3.59 / 2.58 (contiguous cache 3.26 / 4.12), pages of
   // 32 2.63 / 3.17 / 2.88 and 3.06 / 4.06 / 3.71 (64 at 8 splits 3.13 /
   // 3.81). 32-key steps keep the two-stage ring at 48 KiB: 4 CTAs an SM.
+  // Heavier programs too (session 18, q 16 / 64 over a paged bshd cache, b
+  // 8, 32 / 4 heads, causal, kv 16k, 2 splits, us with 64 / 32-key steps):
+  // pages of 16 704 / 553 and 730 / 576, of 32 477 / 457 and 512 / 476.
   if (pageSize > 0)
     return pageSize < 64 ? 32 : 0;
+  if (rows > kLightRows)
+    return 0;
   // Other per-sequence views copy with cp.async, where 32-key steps
   // measured 2x slower (kv_lens and paged decode at 150-165 us instead of
   // 82; session 15, before attngpu-allocate-shared capped the CTA target

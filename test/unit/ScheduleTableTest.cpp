@@ -6,7 +6,8 @@
 
 using namespace mlir::attn;
 
-// Split-KV: floor(2 (decode, <= 8 rows) or 4 (heavier) programs per SM /
+// Split-KV: floor(2 (decode: <= 8 rows, fewer programs than SMs) or 4
+// (heavier, or many) programs per SM /
 // programs), at least kMinKeysPerSplit keys per range, at most
 // kMaxKvSplits; 1 where the grid is full already.
 TEST(ScheduleTable, KvSplits) {
@@ -17,6 +18,10 @@ TEST(ScheduleTable, KvSplits) {
   EXPECT_EQ(chooseKvSplits(8, 4, 131072, 132), 33);
   // q_len 16 on 256 programs: 528 / 256.
   EXPECT_EQ(chooseKvSplits(256, 16, 16384, 132), 2);
+  // Light rows on more programs than SMs (heads not packed): 4 per SM too.
+  EXPECT_EQ(chooseKvSplits(256, 4, 16384, 132), 2);
+  EXPECT_EQ(chooseKvSplits(131, 8, 16384, 132), 2); // packed: 264 / 131
+  EXPECT_EQ(chooseKvSplits(132, 8, 16384, 132), 4); // 528 / 132
   // A prefill chunk: 8 query blocks x 8 heads of 64 rows: 528 / 64.
   EXPECT_EQ(chooseKvSplits(64, 64, 32768, 132), 8);
   // Grids with enough programs.
@@ -57,12 +62,15 @@ TEST(ScheduleTable, SplitPartialsBlockN) {
   EXPECT_EQ(splitPartialsBlockN(8, 128, 4, "sm_90a", 0, false), 0);
   EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_80", 0, false), 0);
   // Per-sequence views (kv_lens, varlen): the default; pages under 64
-  // keys: 32 (pages of 16 gathered two to a step), larger pages: the
-  // default.
+  // keys: 32 (pages of 16 gathered two to a step) for any rows, larger
+  // pages: the default.
   EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a", 0, true), 0);
   EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a", 16, true), 32);
   EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a", 32, true), 32);
   EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_90a", 64, true), 0);
-  EXPECT_EQ(splitPartialsBlockN(16, 128, 2, "sm_90a", 16, true), 0);
+  EXPECT_EQ(splitPartialsBlockN(16, 128, 2, "sm_90a", 16, true), 32);
+  EXPECT_EQ(splitPartialsBlockN(64, 128, 2, "sm_90a", 32, true), 32);
+  EXPECT_EQ(splitPartialsBlockN(64, 128, 2, "sm_90a", 64, true), 0);
   EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_80", 16, true), 0);
+  EXPECT_EQ(splitPartialsBlockN(64, 256, 2, "sm_90a", 16, true), 0);
 }
