@@ -291,17 +291,18 @@ bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
                             params.data(), nullptr);
   if (result == 0)
     return true;
-  // A driver that refuses (an older one, a capture that cannot hold the
-  // edge) is not asked again: the launch is the plain one, where the
-  // kernel's own wait is a no-op. The refusal is named should that fail
-  // too.
-  dependentLaunchRefused = true;
+  // Where the dependent launch fails and the plain one works (a driver
+  // without the attribute, say), the driver is not asked again: the
+  // kernel's own wait is then a no-op. Where both fail, the error is the
+  // launch's, the refusal named.
   std::string refused;
   check(result, "cuLaunchKernelEx", refused);
-  if (check(plain(), "cuLaunchKernel", error))
-    return true;
-  error += " (a dependent launch was refused first: " + refused + ")";
-  return false;
+  if (!check(plain(), "cuLaunchKernel", error)) {
+    error += " (a dependent launch failed first: " + refused + ")";
+    return false;
+  }
+  dependentLaunchRefused = true;
+  return true;
 }
 
 bool CudaDriver::synchronize(std::string &error) {

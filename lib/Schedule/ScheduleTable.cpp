@@ -196,7 +196,7 @@ int64_t mlir::attn::scheduleColumns(int64_t columns) {
 
 int64_t mlir::attn::chooseKvSplits(int64_t programs, int64_t rows,
                                    int64_t keys, int64_t multiprocessors,
-                                   int64_t pageSize) {
+                                   int64_t pageSize, bool unpackedGqa) {
   if (programs <= 0 || multiprocessors <= 0)
     return 1;
   // b 8, 32 / 4 heads, q 1 (8 rows): 8 splits (256 CTAs) 1.85 / 3.15 / 3.94
@@ -210,14 +210,13 @@ int64_t mlir::attn::chooseKvSplits(int64_t programs, int64_t rows,
   // (splitPartialsBlockN: pages of 16 gathered two to a step): pages of 16
   // 2.34 / 2.96 / 2.66 and 2.60 / 3.59 / 3.47, of 32 2.82 / 3.17 / 2.84
   // and 3.28 / 4.06 / 3.92.
-  // Session 18, 256 programs of 2-8 rows (q 2-8 over a bshd KV cache,
-  // b 8, 32 / 4 heads, causal, kv 16k: heads not packed, so each reads its
-  // K/V head through L2): 1 / 2 / 4 / 8 / 16 splits 448 / 390-395 / 398 /
-  // 414-418 / 446-450 us: light rows take 2 per SM only where the
-  // programs are fewer than the SMs (packed heads), else 4.
+  // Session 18, 256 programs of 2-8 rows whose query heads share K/V
+  // heads unpacked (q 2-8 over a bshd KV cache, b 8, 32 / 4 heads, causal,
+  // kv 16k: each program reads its K/V head through L2): 1 / 2 / 4 / 8 /
+  // 16 splits 448 / 390-395 / 398 / 414-418 / 446-450 us: about 4 per SM,
+  // as heavier programs.
   bool smallSteps = pageSize > 0 && pageSize < 64;
-  bool fewLightPrograms = rows <= kLightRows && programs < multiprocessors;
-  int64_t perSM = fewLightPrograms && !smallSteps ? 2 : 4;
+  int64_t perSM = rows <= kLightRows && !smallSteps && !unpackedGqa ? 2 : 4;
   int64_t wanted = perSM * multiprocessors / programs;
   int64_t longest = std::max<int64_t>(1, keys / kMinKeysPerSplit);
   return std::max<int64_t>(1, std::min({wanted, longest, kMaxKvSplits}));
@@ -236,7 +235,10 @@ int64_t mlir::attn::splitPartialsBlockN(int64_t rows, int64_t headDim,
                                         const std::string &chip,
                                         int64_t pageSize,
                                         bool perSequenceViews) {
-  if (headDim > 128 || elementBytes != 2 || chip != "sm_90a")
+  // (Measured on the wgmma schedule only: head dims whole 64-column
+  // blocks, whose programs keep one warp per 16 rows at any block_n.)
+  if (headDim > 128 || headDim % 64 != 0 || elementBytes != 2 ||
+      chip != "sm_90a")
     return 0;
   // Pages under 64 keys (cp.async; pages of 16 gathered two to a step):
   // decode b 8, 32 / 4 heads, d 128, bf16, 16 splits (session 17), TB/s at
@@ -244,8 +246,9 @@ int64_t mlir::attn::splitPartialsBlockN(int64_t rows, int64_t headDim,
   // 2.20 and 3.03 / 3.59 / 2.58 (contiguous cache 3.26 / 4.12), pages of
   // 32 2.63 / 3.17 / 2.88 and 3.06 / 4.06 / 3.71 (64 at 8 splits 3.13 /
   // 3.81). 32-key steps keep the two-stage ring at 48 KiB: 4 CTAs an SM.
-  // Heavier programs too (session 18, q 16 / 64 over a paged bshd cache, b
-  // 8, 32 / 4 heads, causal, kv 16k, 2 splits, us with 64 / 32-key steps):
+  // Heavier programs too (no ring; session 18, q 16 / 64 over a paged bshd
+  // cache, b 8, 32 / 4 heads, causal, kv 16k, 2 splits, us with 64 / 32-key
+  // steps, a key block gathered from 4 / 2 pages of 16 or 2 / 1 of 32):
   // pages of 16 704 / 553 and 730 / 576, of 32 477 / 457 and 512 / 476.
   if (pageSize > 0)
     return pageSize < 64 ? 32 : 0;

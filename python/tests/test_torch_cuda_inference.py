@@ -108,6 +108,7 @@ def test_kvcache_paged_against_float64():
             (256, torch.float16, 1, 1, True, 4),
             (32, torch.float16, 16, 4, True, 0),
             (16, torch.bfloat16, 16, 4, True, 2),  # 2 pages a 32-key step
+            (16, torch.float16, 64, 4, True, 2),  # a diagonal over 2 steps
             (128, torch.bfloat16, 3, 2, "top_left", 1),
             (64, torch.float16, 2, 8, None, 2)):
         B, H, S, D = 3, 8 * HKV if HKV < 8 else 8, 1500, 128

@@ -6,10 +6,10 @@
 
 using namespace mlir::attn;
 
-// Split-KV: floor(2 (decode: <= 8 rows, fewer programs than SMs) or 4
-// (heavier, or many) programs per SM /
-// programs), at least kMinKeysPerSplit keys per range, at most
-// kMaxKvSplits; 1 where the grid is full already.
+// Split-KV: floor(2 (decode, <= 8 rows) or 4 (heavier, small pages, or
+// query heads sharing K/V heads unpacked) programs per SM / programs), at
+// least kMinKeysPerSplit keys per range, at most kMaxKvSplits; 1 where the
+// grid is full already.
 TEST(ScheduleTable, KvSplits) {
   // Decode, batch 8 x 4 K/V heads, 8 packed GQA rows: 32 programs.
   EXPECT_EQ(chooseKvSplits(32, 8, 4096, 132), 8); // 264 / 32
@@ -18,10 +18,10 @@ TEST(ScheduleTable, KvSplits) {
   EXPECT_EQ(chooseKvSplits(8, 4, 131072, 132), 33);
   // q_len 16 on 256 programs: 528 / 256.
   EXPECT_EQ(chooseKvSplits(256, 16, 16384, 132), 2);
-  // Light rows on more programs than SMs (heads not packed): 4 per SM too.
-  EXPECT_EQ(chooseKvSplits(256, 4, 16384, 132), 2);
-  EXPECT_EQ(chooseKvSplits(131, 8, 16384, 132), 2); // packed: 264 / 131
-  EXPECT_EQ(chooseKvSplits(132, 8, 16384, 132), 4); // 528 / 132
+  // Light rows of query heads sharing K/V heads unpacked: 4 per SM too.
+  EXPECT_EQ(chooseKvSplits(256, 4, 16384, 132, 0, true), 2); // 528 / 256
+  EXPECT_EQ(chooseKvSplits(256, 4, 16384, 132), 1);          // 264 / 256
+  EXPECT_EQ(chooseKvSplits(32, 4, 16384, 132, 0, true), 16); // 528 / 32
   // A prefill chunk: 8 query blocks x 8 heads of 64 rows: 528 / 64.
   EXPECT_EQ(chooseKvSplits(64, 64, 32768, 132), 8);
   // Grids with enough programs.
@@ -73,4 +73,7 @@ TEST(ScheduleTable, SplitPartialsBlockN) {
   EXPECT_EQ(splitPartialsBlockN(64, 128, 2, "sm_90a", 64, true), 0);
   EXPECT_EQ(splitPartialsBlockN(8, 128, 2, "sm_80", 16, true), 0);
   EXPECT_EQ(splitPartialsBlockN(64, 256, 2, "sm_90a", 16, true), 0);
+  // Head dims off whole 64-column blocks (mma.sync tiles): the default.
+  EXPECT_EQ(splitPartialsBlockN(8, 96, 2, "sm_90a", 16, true), 0);
+  EXPECT_EQ(splitPartialsBlockN(8, 80, 2, "sm_90a", 0, false), 0);
 }

@@ -71,19 +71,21 @@ std::vector<ScheduleEntry> scheduleCandidates(const ScheduleKey &key);
 /// `rows` query rows (at most their block's), over `keys` keys on a GPU of
 /// `multiprocessors` SMs. Measured on the H200 (docs/perf-notes.md,
 /// session 14): decode programs of at most kLightRows rows read K and V at
-/// the copy rate with about 2 per SM where they are fewer than the SMs
-/// (packed GQA heads), heavier or more numerous ones (q_len 16, prefill
-/// chunks, unpacked heads; session 18) want about 4, so splits = floor(that many / programs), and 1
+/// the copy rate with about 2 per SM, heavier ones (q_len 16, prefill
+/// chunks) want about 4, so splits = floor(that many / programs), and 1
 /// where the grid has them already; at least kMinKeysPerSplit keys per
 /// range (the prologue and the merge cost about that much) and at most
 /// kMaxKvSplits ranges. Decode programs over a paged cache of pages under
 /// 64 keys (`pageSize`; 0: contiguous K and V), whose key loop takes
 /// 32-key steps in a 48 KiB ring (splitPartialsBlockN), want about 4 per
-/// SM (sessions 16 and 17).
+/// SM (sessions 16 and 17), as do decode programs of query heads that
+/// share a K/V head without being packed into one program (`unpackedGqa`:
+/// each reads its K/V head through L2; session 18).
 inline constexpr int64_t kLightRows = 8, kMinKeysPerSplit = 256,
                          kMaxKvSplits = 128;
 int64_t chooseKvSplits(int64_t programs, int64_t rows, int64_t keys,
-                       int64_t multiprocessors, int64_t pageSize = 0);
+                       int64_t multiprocessors, int64_t pageSize = 0,
+                       bool unpackedGqa = false);
 
 /// Split-KV: the K/V ring stages (kv_stages) of the partials kernel for
 /// programs of `rows` query rows: 2 for decode (at most kLightRows), whose
@@ -95,8 +97,8 @@ int64_t splitPartialsKvStages(int64_t rows);
 /// `elementBytes`-byte elements on `chip`, over a paged cache of
 /// `pageSize`-key pages (0: not paged) or other per-sequence views of K
 /// and V (`perSequenceViews`: kv_lens, varlen); 0 keeps the default tiles.
-/// Pages under 64 keys get 32-key steps for any rows; contiguous K and V
-/// for decode rows (at most kLightRows) only.
+/// Pages under 64 keys get 32-key steps for any rows; K and V read whole
+/// (no per-sequence views) for decode rows (at most kLightRows) only.
 int64_t splitPartialsBlockN(int64_t rows, int64_t headDim,
                             int64_t elementBytes, const std::string &chip,
                             int64_t pageSize, bool perSequenceViews);

@@ -71,6 +71,6 @@ struct GridDependencyWaitLowering
 
 void mlir::attngpu::populateSyncToNVVMPatterns(const TypeConverter &converter,
                                                RewritePatternSet &patterns) {
-  patterns.add<BarrierLowering, NamedBarrierLowering,
-               FenceAsyncSharedLowering, GridDependencyWaitLowering>(converter, patterns.getContext());
+  patterns.add<BarrierLowering, NamedBarrierLowering, FenceAsyncSharedLowering,
+               GridDependencyWaitLowering>(converter, patterns.getContext());
 }
