@@ -48,8 +48,10 @@ def AttnExpandCombineSplits
     with LSE -inf weighing 0) and writes, for each column, the weighted sum
     of the S partial outputs. The column loop carries
     `attn.across_threads`: on the GPU the CTA's threads share it; on the CPU
-    it is a plain loop. The function is marked `attn.scalar_kernel`: it has
-    no tiles for the GPU schedule.
+    it is a plain loop. The function is marked `attn.scalar_kernel` (it has
+    no tiles for the GPU schedule) and `attn.split_combine` (it reads only
+    what the partials kernel before it wrote: on sm_90 and newer
+    convert-attn-to-attngpu makes it wait for that grid itself).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
