@@ -92,6 +92,17 @@ typedef struct attn_cache_stats {
   uint64_t compilations;
 } attn_cache_stats;
 
+typedef struct attn_launch_stats {
+  /** CUDA kernels launched (partials, combine and the rest). */
+  uint64_t launches;
+  /** Of those, launched as programmatic dependent launches: the split-KV
+   *  combine on sm_90+, whose launch overlaps the partials' tail. */
+  uint64_t dependent_launches;
+  /** Dependent launches the driver refused; they ran as plain launches,
+   *  and later ones are plain from the start. */
+  uint64_t dependent_refused;
+} attn_launch_stats;
+
 /** The message of the calling thread's last failure ("" if none). */
 const char *attn_last_error(void);
 
@@ -170,6 +181,9 @@ void attn_kernel_release(attn_kernel *kernel);
 
 /** Cache counts since start (or attn_cache_clear). */
 attn_status attn_cache_get_stats(attn_cache_stats *stats);
+
+/** CUDA launch counts since the process started (zeros without a GPU). */
+attn_status attn_launch_get_stats(attn_launch_stats *stats);
 
 /** Forgets the in-memory cache; the on-disk cache stays. */
 void attn_cache_clear(void);

@@ -1,6 +1,7 @@
 //===- CAPI.cpp - the C API over the C++ JIT API --------------------------===//
 
 #include "attn-c/attn.h"
+#include "attn/Runtime/CudaDriver.h"
 #include "attn/JIT/Attention.h"
 #include "attn/Version.h"
 
@@ -246,6 +247,16 @@ attn_status attn_cache_get_stats(attn_cache_stats *stats) {
   stats->memory_hits = s.memoryHits;
   stats->disk_hits = s.diskHits;
   stats->compilations = s.compilations;
+  return ATTN_OK;
+}
+
+attn_status attn_launch_get_stats(attn_launch_stats *stats) {
+  if (!stats)
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT, "stats is NULL");
+  mlir::attn::LaunchStats s = mlir::attn::CudaDriver::launchStats();
+  stats->launches = s.launches;
+  stats->dependent_launches = s.dependentLaunches;
+  stats->dependent_refused = s.dependentRefused;
   return ATTN_OK;
 }
 

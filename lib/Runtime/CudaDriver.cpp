@@ -2,6 +2,7 @@
 
 #include "attn/Runtime/CudaDriver.h"
 
+#include <atomic>
 #include <charconv>
 
 #include <cstddef>
@@ -265,7 +266,19 @@ static_assert(sizeof(LaunchConfig) == 56 &&
                   offsetof(LaunchConfig, numAttrs) == 48,
               "CUlaunchConfig's layout");
 constexpr int kProgrammaticStreamSerialization = 6;
+
+// Process-wide, as the driver is: read by attn_launch_get_stats.
+std::atomic<uint64_t> launchCount{0}, dependentLaunchCount{0},
+    dependentRefusedCount{0};
 } // namespace
+
+LaunchStats CudaDriver::launchStats() {
+  LaunchStats stats;
+  stats.launches = launchCount;
+  stats.dependentLaunches = dependentLaunchCount;
+  stats.dependentRefused = dependentRefusedCount;
+  return stats;
+}
 
 bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
                         unsigned blockX, unsigned sharedBytes,
@@ -278,8 +291,12 @@ bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
         function, gridX, gridY, 1, blockX, 1, 1, sharedBytes, stream,
         params.data(), nullptr);
   };
-  if (!afterPriorGrid || !cuLaunchKernelEx || dependentLaunchRefused)
-    return check(plain(), "cuLaunchKernel", error);
+  if (!afterPriorGrid || !cuLaunchKernelEx || dependentLaunchRefused) {
+    if (!check(plain(), "cuLaunchKernel", error))
+      return false;
+    ++launchCount;
+    return true;
+  }
   LaunchAttribute dependent{};
   dependent.id = kProgrammaticStreamSerialization;
   dependent.value.programmaticStreamSerializationAllowed = 1;
@@ -289,8 +306,11 @@ bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
       as<CUresult (*)(const LaunchConfig *, CUfunction, void **, void **)>(
           cuLaunchKernelEx)(&config, static_cast<CUfunction>(function),
                             params.data(), nullptr);
-  if (result == 0)
+  if (result == 0) {
+    ++launchCount;
+    ++dependentLaunchCount;
     return true;
+  }
   // Where the dependent launch fails and the plain one works (a driver
   // without the attribute, say), the driver is not asked again: the
   // kernel's own wait is then a no-op. Where both fail, the error is the
@@ -302,6 +322,8 @@ bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
     return false;
   }
   dependentLaunchRefused = true;
+  ++dependentRefusedCount;
+  ++launchCount;
   return true;
 }
 

@@ -30,8 +30,8 @@ import threading
 from . import _capi
 
 __all__ = ["flash_attention", "flash_attention_with_kvcache",
-           "flash_attention_varlen", "cache_stats", "clear_memory_cache",
-           "library_path", "version", "__version__"]
+           "flash_attention_varlen", "cache_stats", "launch_stats",
+           "clear_memory_cache", "library_path", "version", "__version__"]
 
 library_path = _capi.library_path
 
@@ -53,6 +53,18 @@ def cache_stats():
     _check(_capi.lib.attn_cache_get_stats(ctypes.byref(s)))
     return {"memory_hits": s.memory_hits, "disk_hits": s.disk_hits,
             "compilations": s.compilations}
+
+
+def launch_stats():
+    """Counts of the process's CUDA launches: launches, dependent_launches
+    (the split-KV combine on sm_90+, launched before the partials kernel
+    ends; it waits for it itself) and dependent_refused (refused by the
+    driver, run as plain launches). Zeros without a GPU."""
+    s = _capi.LaunchStats()
+    _check(_capi.lib.attn_launch_get_stats(ctypes.byref(s)))
+    return {"launches": s.launches,
+            "dependent_launches": s.dependent_launches,
+            "dependent_refused": s.dependent_refused}
 
 
 def clear_memory_cache():

@@ -60,6 +60,14 @@ class LaunchOptions(ctypes.Structure):
                 ("block_table", ctypes.c_void_p)]
 
 
+class LaunchStats(ctypes.Structure):
+    _fields_ = [
+        ("launches", ctypes.c_uint64),
+        ("dependent_launches", ctypes.c_uint64),
+        ("dependent_refused", ctypes.c_uint64),
+    ]
+
+
 class CacheStats(ctypes.Structure):
     _fields_ = [
         ("memory_hits", ctypes.c_uint64),
@@ -124,6 +132,8 @@ def _load():
     lib.attn_kernel_release.argtypes = [ctypes.c_void_p]
     lib.attn_cache_get_stats.restype = c_int
     lib.attn_cache_get_stats.argtypes = [p(CacheStats)]
+    lib.attn_launch_get_stats.restype = c_int
+    lib.attn_launch_get_stats.argtypes = [p(LaunchStats)]
     lib.attn_cache_clear.restype = None
     lib.attn_cache_clear.argtypes = []
     return lib, path

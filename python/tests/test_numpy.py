@@ -113,6 +113,16 @@ def test_second_call_hits_the_cache():
     assert after["compilations"] == before["compilations"]
 
 
+def test_cpu_calls_launch_nothing_on_cuda():
+    # The launch counts are CUDA's: a CPU call (split too) adds none.
+    q, k, v = make("bhsd", 1, 2, 1, 1, 300, 32)
+    before = attn_mlir.launch_stats()
+    assert set(before) == {"launches", "dependent_launches",
+                           "dependent_refused"}
+    attn_mlir.flash_attention(q, k, v, num_splits=3)
+    assert attn_mlir.launch_stats() == before
+
+
 @pytest.mark.parametrize("args, kwargs, error, message", [
     ((randn(1, 2, 8, 32), randn(1, 2, 8, 64), randn(1, 2, 8, 32)), {},
      ValueError, "same head dim"),

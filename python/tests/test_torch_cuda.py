@@ -402,11 +402,26 @@ def test_split_kv_decode_against_float64():
     k = randn(2, 4, 5000, 128, dtype=torch.bfloat16)
     v = randn(2, 4, 5000, 128, dtype=torch.bfloat16)
     ref_out, ref_lse = reference(q, k, v)
+    before = attn_mlir.launch_stats()
     for splits in (0, 1, 2, 7, 200):  # 200 > the 79 key blocks
         out, lse = attn_mlir.flash_attention(q, k, v, return_lse=True,
                                              num_splits=splits)
         expect_close(out, ref_out, q.dtype, f"decode splits={splits}")
         expect_close(lse, ref_lse, q.dtype, f"decode lse splits={splits}")
+    expect_dependent_combines(before, at_least=3)  # splits 2, 7, 200
+
+
+def expect_dependent_combines(before, at_least):
+    """On sm_90+ the split-KV combines were dependent launches, none
+    refused (the driver took them); elsewhere none was asked for."""
+    after = attn_mlir.launch_stats()
+    dependent = after["dependent_launches"] - before["dependent_launches"]
+    assert after["launches"] > before["launches"]
+    if torch.cuda.get_device_capability()[0] >= 9:
+        assert dependent >= at_least, (before, after)
+        assert after["dependent_refused"] == 0, after
+    else:
+        assert dependent == 0, (before, after)
 
 
 def test_split_kv_masks_lengths_and_empty_rows_against_float64():
@@ -442,8 +457,11 @@ def test_split_kv_within_a_cuda_graph():
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
+    before = attn_mlir.launch_stats()
     with torch.cuda.graph(graph):
         out = attn_mlir.flash_attention(*static, num_splits=6)
+    # The combine's dependent launch, captured (a refusal would count).
+    expect_dependent_combines(before, at_least=1)
     for i in range(2):
         for s in static:
             s.copy_(torch.randn_like(s))

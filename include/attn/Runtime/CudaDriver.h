@@ -26,6 +26,11 @@ namespace mlir::attn {
 
 using DevicePtr = uint64_t;
 
+/// Counts of the process's CUDA launches (CudaDriver::launchStats).
+struct LaunchStats {
+  uint64_t launches = 0, dependentLaunches = 0, dependentRefused = 0;
+};
+
 /// Parameters of a lowered kernel as cuLaunchKernel takes them: each memref
 /// as its descriptor's fields (allocated, aligned, offset, sizes...,
 /// strides...), each scalar by value. Their addresses stay valid as long as
@@ -139,6 +144,8 @@ public:
               std::vector<void *> &params, std::string &error,
               void *stream = nullptr, bool afterPriorGrid = false);
   bool synchronize(std::string &error);
+  /// The launches so far (zeros where no driver was loaded).
+  static LaunchStats launchStats();
   /// The tensor map of `request` for TMA loads into 128-byte-swizzled
   /// shared memory (zeros out of bounds), encoded once per request and
   /// context and kept. False with `error` saying which of TMA's rules the
