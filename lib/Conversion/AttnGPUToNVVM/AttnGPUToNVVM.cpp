@@ -72,18 +72,15 @@ static std::optional<int64_t> groupsIssued(Block::iterator from,
   return groups;
 }
 
-/// The groups issued after `copy`'s and before `end`, in their block (the
-/// group a copy joins is the next copy's: the verifier sees to it that one
-/// follows before any wait; where none does before `end`, nothing is
-/// known).
+/// The groups issued after `copy`'s and before `end`, in their block (a
+/// copy that joins the next one's group counts from the copy that closes
+/// it; where none does before `end`, nothing is known).
 static std::optional<int64_t> groupsBetween(AsyncCopyOp copy, Operation *end) {
-  std::optional<int64_t> groups =
-      groupsIssued(std::next(copy->getIterator()), end->getIterator());
-  if (!groups || !copy.getJoinsNextGroup())
-    return groups;
-  if (*groups == 0)
+  AsyncCopyOp closer = copy.getGroupCloser();
+  if (!closer || closer->getBlock() != end->getBlock() ||
+      !closer->isBeforeInBlock(end))
     return std::nullopt;
-  return *groups - 1;
+  return groupsIssued(std::next(closer->getIterator()), end->getIterator());
 }
 
 /// The cp.async groups issued after the copy of iteration argument `arg`

@@ -208,7 +208,9 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                       memref::StoreOp::create(
                           body, loc, zero, dst,
                           sharedIndices(body, loc, type, stage,
-                                        landingRow(body, loc, op, row), col));
+                                        landingRow(body, loc,
+                                                   op.getFirstRow(), row),
+                                        col));
                     });
     }
     // One cp.async group per copy op (or per run of copies joining the
@@ -313,8 +315,7 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
         ArrayRef<OpFoldResult>{extent},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
     // The loop walks the stage's rows (the tile's from `firstRow` on).
-    Value landing = arith::AddIOp::create(b, loc, threadRow,
-                                          indexConstant(b, loc, firstRow));
+    Value landing = landingRow(b, loc, firstRow, threadRow);
     SmallVector<Value> target =
         sharedIndices(b, loc, type, stage, landing, col);
     size_t rowAt = type.getLayout() == SharedLayout::wgmma_128b ? 2 : 1;
@@ -337,13 +338,14 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                                                     passElements)});
   }
 
-  /// The stage's row that tile row `row` lands in.
-  static Value landingRow(OpBuilder &b, Location loc, AsyncCopyOp op,
+  /// The stage's row that tile row `row` lands in (the tile's rows from
+  /// `firstRow` on).
+  static Value landingRow(OpBuilder &b, Location loc, int64_t firstRow,
                           Value row) {
-    if (op.getFirstRow() == 0)
+    if (firstRow == 0)
       return row;
     return arith::AddIOp::create(b, loc, row,
-                                 indexConstant(b, loc, op.getFirstRow()));
+                                 indexConstant(b, loc, firstRow));
   }
 
   /// Source indices of tile element (row, col).
@@ -411,7 +413,8 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     }
     memref::StoreOp::create(
         b, loc, value, dst,
-        sharedIndices(b, loc, type, stage, landingRow(b, loc, op, row), col));
+        sharedIndices(b, loc, type, stage,
+                      landingRow(b, loc, op.getFirstRow(), row), col));
   }
 
   static void copyChunk(OpBuilder &b, Location loc, AsyncCopyOp op,
@@ -449,7 +452,8 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     int64_t elementBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
     nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
-        sharedIndices(b, loc, type, stage, landingRow(b, loc, op, row), col),
+        sharedIndices(b, loc, type, stage,
+                      landingRow(b, loc, op.getFirstRow(), row), col),
         src, safe,
         b.getIndexAttr(chunkElements), count,
         /*bypassL1=*/chunkElements * elementBytes == 16 ? b.getUnitAttr()

@@ -71,6 +71,7 @@ void stageInSharedMemory(ConversionPatternRewriter &rewriter, Value tile,
   });
   int64_t firstRow = 0;
   SmallVector<Value> tokens;
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   for (TileLoadOp load : loads) {
     ag::PaddingAttr padding;
     if (load.getPadding())
@@ -78,7 +79,6 @@ void stageInSharedMemory(ConversionPatternRewriter &rewriter, Value tile,
           rewriter.getContext(),
           static_cast<ag::Padding>(load.getPaddingOrDefault()));
     int64_t rows = cast<RankedTensorType>(load.getType()).getDimSize(0);
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     SmallVector<Value> offsets;
     (void)rewriter.getRemappedValues(load.getOffsets(), offsets);
     tokens.push_back(ag::AsyncCopyOp::create(
@@ -106,9 +106,8 @@ struct TileLoadToAsyncCopy : OpConversionPattern<TileLoadOp> {
   LogicalResult
   matchAndRewrite(TileLoadOp load, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    // (A load a gather reads is copied with the gather's others.)
-    if (isGathered(load))
-      return failure();
+    // (A load a gather reads is legal here: GatherToAsyncCopies copies it
+    // with the gather's others.)
     stageInSharedMemory(rewriter, load.getResult(), {load});
     return success();
   }

@@ -146,27 +146,41 @@ LogicalResult AsyncCopyOp::verify() {
   }
   // The group a copy joins is committed by the next copy of the block,
   // before any wait (a wait does not see chunks not yet committed).
-  if (getJoinsNextGroup()) {
-    for (Operation *next = (*this)->getNextNode(); next;
-         next = next->getNextNode()) {
-      if (isa<AsyncCopyOp>(next))
-        return verifyStage(*this, getStage(), buffer, "buffer");
-      bool waits = isa<AsyncWaitOp>(next) ||
-                   (next->getNumRegions() != 0 &&
-                    next->walk([](Operation *inner) {
-                          return isa<AsyncCopyOp, AsyncWaitOp>(inner)
-                                     ? WalkResult::interrupt()
-                                     : WalkResult::advance();
-                        })
-                        .wasInterrupted());
-      if (waits)
-        break;
-    }
+  if (getJoinsNextGroup() && !getGroupCloser())
     return emitOpError() << "joins_next_group needs a copy after it in its "
                             "block, before any wait or region that copies "
                             "or waits";
-  }
   return verifyStage(*this, getStage(), buffer, "buffer");
+}
+
+AsyncCopyOp AsyncCopyOp::getGroupCloser() {
+  if (!getJoinsNextGroup())
+    return *this;
+  for (Operation *next = (*this)->getNextNode(); next;
+       next = next->getNextNode()) {
+    if (auto copy = dyn_cast<AsyncCopyOp>(next))
+      return copy.getGroupCloser();
+    bool waits = isa<AsyncWaitOp>(next) ||
+                 (next->getNumRegions() != 0 &&
+                  next->walk([](Operation *inner) {
+                        return isa<AsyncCopyOp, AsyncWaitOp>(inner)
+                                   ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+                      })
+                      .wasInterrupted());
+    if (waits)
+      return nullptr;
+  }
+  return nullptr;
+}
+
+bool AsyncCopyOp::sharesGroup() {
+  if (getJoinsNextGroup())
+    return true;
+  for (Operation *op = (*this)->getPrevNode(); op; op = op->getPrevNode())
+    if (auto before = dyn_cast<AsyncCopyOp>(op))
+      return before.getJoinsNextGroup();
+  return false;
 }
 
 LogicalResult AsyncWaitOp::verify() {

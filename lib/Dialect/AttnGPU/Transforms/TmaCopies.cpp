@@ -41,14 +41,6 @@ static SmallVector<int64_t> tmaBox(AsyncCopyOp copy) {
   return box;
 }
 
-/// Whether the copy before `copy` in its block joins `copy`'s group.
-static bool closesJoinedGroup(AsyncCopyOp copy) {
-  for (Operation *op = copy->getPrevNode(); op; op = op->getPrevNode())
-    if (auto before = dyn_cast<AsyncCopyOp>(op))
-      return before.getJoinsNextGroup();
-  return false;
-}
-
 /// Whether TMA can copy what `copy` does, wherever it is: into a
 /// `wgmma_128b` buffer of 16-bit elements whose columns are whole slabs,
 /// every column and row, zero padding or none, from a kernel argument of
@@ -61,8 +53,7 @@ static bool tmaCanMove(AsyncCopyOp copy, FunctionOpInterface func) {
     return false;
   // (A gathered tile, `rows`, would need a box per row range; a copy in a
   // cp.async group with others, joining it or closing it, stays there.)
-  if (copy.getColumns() || copy.getRows() || copy.getJoinsNextGroup() ||
-      closesJoinedGroup(copy))
+  if (copy.getColumns() || copy.getRows() || copy.sharesGroup())
     return false;
   if (copy.getPadding() && *copy.getPadding() != Padding::zero)
     return false;

@@ -148,6 +148,14 @@ def AttnGPU_AsyncCopyOp : AttnGPU_Op<"async_copy", [AttrSizedOperandSegments]> {
     int64_t getTileRows() {
       return getRows() ? (*getRows())[1] : getBuffer().getType().getShape()[0];
     }
+    /// The copy whose commit closes this copy's cp.async group: itself, or
+    /// with `joins_next_group` the next copy of the block (and on, while
+    /// those join too); null where a wait, or a region that copies or
+    /// waits, comes first (the verifier's rule).
+    AsyncCopyOp getGroupCloser();
+    /// Whether this copy's group holds other copies (it joins the next
+    /// one, or the copy before it in its block joins it).
+    bool sharesGroup();
   }];
   let hasVerifier = 1;
 }
