@@ -1,7 +1,6 @@
 //===- CAPI.cpp - the C API over the C++ JIT API --------------------------===//
 
 #include "attn-c/attn.h"
-#include "attn/Runtime/CudaDriver.h"
 #include "attn/JIT/Attention.h"
 #include "attn/Version.h"
 
@@ -253,7 +252,7 @@ attn_status attn_cache_get_stats(attn_cache_stats *stats) {
 attn_status attn_launch_get_stats(attn_launch_stats *stats) {
   if (!stats)
     return failWith(ATTN_ERROR_INVALID_ARGUMENT, "stats is NULL");
-  mlir::attn::LaunchStats s = mlir::attn::CudaDriver::launchStats();
+  LaunchStats s = launchStats();
   stats->launches = s.launches;
   stats->dependent_launches = s.dependentLaunches;
   stats->dependent_refused = s.dependentRefused;

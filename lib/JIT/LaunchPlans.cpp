@@ -41,7 +41,8 @@ namespace {
 /// device's SMs (1 where the count cannot be read); 1 on the CPU, whose
 /// few cores the batch and heads keep busy.
 int64_t autoKvSplits(const Target &target, int64_t programs, int64_t rows,
-                     int64_t keys, int64_t pageSize, bool unpackedGqa) {
+                     int64_t keys, int64_t pageSize,
+                     int64_t queryHeadsPerKvHead) {
   if (target.kind != Target::Kind::Cuda)
     return 1;
   std::string error;
@@ -50,7 +51,7 @@ int64_t autoKvSplits(const Target &target, int64_t programs, int64_t rows,
   if (!driver || !driver->multiprocessorCount(count, error))
     return 1;
   return mlir::attn::chooseKvSplits(programs, rows, keys, count, pageSize,
-                                    unpackedGqa);
+                                    queryHeadsPerKvHead);
 }
 
 /// A contiguous f32 tensor of `sizes` at `data`.
@@ -179,7 +180,7 @@ SplitPlan Kernel::splitPlan(const LaunchArgs &args) const {
   if (splits == 0)
     splits = autoKvSplits(target_, queryPrograms(rows) * batches * H,
                           std::min(rows, blockM_), SKV, spec_.pageSize,
-                          /*unpackedGqa=*/spec_.gqaRatio > 1);
+                          spec_.gqaRatio); // (a packed kernel's is 1)
   // CUDA's grid y; on the CPU the same bound keeps a forced count from
   // asking for a workspace past what its size can say.
   splits = std::min<int64_t>(splits, std::max<int64_t>(1, 65535 / (batches * H)));
@@ -217,7 +218,7 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale,
         int64_t(dtypeBytes(spec_.dtype)), target_.chip, spec_.pageSize,
         spec_.perSequenceKvLens || spec_.varlen);
     if (blockN) {
-      schedule.name = (stages != 1 ? schedule.name + "-n" : "n") +
+      schedule.name = (schedule.isDefault() ? "n" : schedule.name + "-n") +
                       std::to_string(blockN);
       schedule.tiles = mlir::attn::TileConfig{blockM_, blockN, 0};
     }

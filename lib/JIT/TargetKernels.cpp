@@ -203,3 +203,12 @@ attn::detail::makeKernel(const AttentionSpec &spec, const Target &target,
   return std::make_shared<CpuKernel>(spec, target, code.blockM,
                                      std::move(exe));
 }
+
+attn::LaunchStats attn::launchStats() {
+  mlir::attn::LaunchStats driver = mlir::attn::CudaDriver::launchStats();
+  LaunchStats stats;
+  stats.launches = driver.launches;
+  stats.dependentLaunches = driver.dependentLaunches;
+  stats.dependentRefused = driver.dependentRefused;
+  return stats;
+}

@@ -270,6 +270,8 @@ constexpr int kProgrammaticStreamSerialization = 6;
 // Process-wide, as the driver is: read by attn_launch_get_stats.
 std::atomic<uint64_t> launchCount{0}, dependentLaunchCount{0},
     dependentRefusedCount{0};
+// Set when the driver refused a dependent launch: not asked again.
+std::atomic<bool> dependentLaunchRefused{false};
 } // namespace
 
 LaunchStats CudaDriver::launchStats() {
@@ -291,38 +293,37 @@ bool CudaDriver::launch(void *function, unsigned gridX, unsigned gridY,
         function, gridX, gridY, 1, blockX, 1, 1, sharedBytes, stream,
         params.data(), nullptr);
   };
-  if (!afterPriorGrid || !cuLaunchKernelEx || dependentLaunchRefused) {
-    if (!check(plain(), "cuLaunchKernel", error))
-      return false;
-    ++launchCount;
-    return true;
-  }
-  LaunchAttribute dependent{};
-  dependent.id = kProgrammaticStreamSerialization;
-  dependent.value.programmaticStreamSerializationAllowed = 1;
-  LaunchConfig config{gridX,        gridY, 1, blockX, 1, 1, sharedBytes,
-                      static_cast<CUstream>(stream), &dependent, 1};
-  CUresult result =
-      as<CUresult (*)(const LaunchConfig *, CUfunction, void **, void **)>(
-          cuLaunchKernelEx)(&config, static_cast<CUfunction>(function),
-                            params.data(), nullptr);
-  if (result == 0) {
-    ++launchCount;
-    ++dependentLaunchCount;
-    return true;
-  }
   // Where the dependent launch fails and the plain one works (a driver
   // without the attribute, say), the driver is not asked again: the
   // kernel's own wait is then a no-op. Where both fail, the error is the
   // launch's, the refusal named.
   std::string refused;
-  check(result, "cuLaunchKernelEx", refused);
+  if (afterPriorGrid && cuLaunchKernelEx && !dependentLaunchRefused) {
+    LaunchAttribute dependent{};
+    dependent.id = kProgrammaticStreamSerialization;
+    dependent.value.programmaticStreamSerializationAllowed = 1;
+    LaunchConfig config{gridX,        gridY, 1, blockX, 1, 1, sharedBytes,
+                        static_cast<CUstream>(stream), &dependent, 1};
+    CUresult result =
+        as<CUresult (*)(const LaunchConfig *, CUfunction, void **, void **)>(
+            cuLaunchKernelEx)(&config, static_cast<CUfunction>(function),
+                              params.data(), nullptr);
+    if (result == 0) {
+      ++launchCount;
+      ++dependentLaunchCount;
+      return true;
+    }
+    check(result, "cuLaunchKernelEx", refused);
+  }
   if (!check(plain(), "cuLaunchKernel", error)) {
-    error += " (a dependent launch failed first: " + refused + ")";
+    if (!refused.empty())
+      error += " (a dependent launch failed first: " + refused + ")";
     return false;
   }
-  dependentLaunchRefused = true;
-  ++dependentRefusedCount;
+  if (!refused.empty()) {
+    dependentLaunchRefused = true;
+    ++dependentRefusedCount;
+  }
   ++launchCount;
   return true;
 }

@@ -196,7 +196,8 @@ int64_t mlir::attn::scheduleColumns(int64_t columns) {
 
 int64_t mlir::attn::chooseKvSplits(int64_t programs, int64_t rows,
                                    int64_t keys, int64_t multiprocessors,
-                                   int64_t pageSize, bool unpackedGqa) {
+                                   int64_t pageSize,
+                                   int64_t queryHeadsPerKvHead) {
   if (programs <= 0 || multiprocessors <= 0)
     return 1;
   // b 8, 32 / 4 heads, q 1 (8 rows): 8 splits (256 CTAs) 1.85 / 3.15 / 3.94
@@ -215,8 +216,10 @@ int64_t mlir::attn::chooseKvSplits(int64_t programs, int64_t rows,
   // kv 16k: each program reads its K/V head through L2): 1 / 2 / 4 / 8 /
   // 16 splits 448 / 390-395 / 398 / 414-418 / 446-450 us: about 4 per SM,
   // as heavier programs.
-  bool smallSteps = pageSize > 0 && pageSize < 64;
-  int64_t perSM = rows <= kLightRows && !smallSteps && !unpackedGqa ? 2 : 4;
+  int64_t perSM = rows <= kLightRows && !smallPages(pageSize) &&
+                          queryHeadsPerKvHead <= 1
+                      ? 2
+                      : 4;
   int64_t wanted = perSM * multiprocessors / programs;
   int64_t longest = std::max<int64_t>(1, keys / kMinKeysPerSplit);
   return std::max<int64_t>(1, std::min({wanted, longest, kMaxKvSplits}));
@@ -251,7 +254,7 @@ int64_t mlir::attn::splitPartialsBlockN(int64_t rows, int64_t headDim,
   // steps, a key block gathered from 4 / 2 pages of 16 or 2 / 1 of 32):
   // pages of 16 704 / 553 and 730 / 576, of 32 477 / 457 and 512 / 476.
   if (pageSize > 0)
-    return pageSize < 64 ? 32 : 0;
+    return smallPages(pageSize) ? 32 : 0;
   if (rows > kLightRows)
     return 0;
   // Other per-sequence views copy with cp.async, where 32-key steps

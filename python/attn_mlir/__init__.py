@@ -46,13 +46,17 @@ def version():
 __version__ = version().split()[1]
 
 
+def _stats(struct, get):
+    """The fields of a C API stats struct, filled by `get`, as a dict."""
+    s = struct()
+    _check(get(ctypes.byref(s)))
+    return {name: getattr(s, name) for name, _ in struct._fields_}
+
+
 def cache_stats():
     """(memory_hits, disk_hits, compilations) of the library's kernel cache
     (counted per process)."""
-    s = _capi.CacheStats()
-    _check(_capi.lib.attn_cache_get_stats(ctypes.byref(s)))
-    return {"memory_hits": s.memory_hits, "disk_hits": s.disk_hits,
-            "compilations": s.compilations}
+    return _stats(_capi.CacheStats, _capi.lib.attn_cache_get_stats)
 
 
 def launch_stats():
@@ -60,11 +64,7 @@ def launch_stats():
     (the split-KV combine on sm_90+, launched before the partials kernel
     ends; it waits for it itself) and dependent_refused (refused by the
     driver, run as plain launches). Zeros without a GPU."""
-    s = _capi.LaunchStats()
-    _check(_capi.lib.attn_launch_get_stats(ctypes.byref(s)))
-    return {"launches": s.launches,
-            "dependent_launches": s.dependent_launches,
-            "dependent_refused": s.dependent_refused}
+    return _stats(_capi.LaunchStats, _capi.lib.attn_launch_get_stats)
 
 
 def clear_memory_cache():

@@ -19,9 +19,9 @@ TEST(ScheduleTable, KvSplits) {
   // q_len 16 on 256 programs: 528 / 256.
   EXPECT_EQ(chooseKvSplits(256, 16, 16384, 132), 2);
   // Light rows of query heads sharing K/V heads unpacked: 4 per SM too.
-  EXPECT_EQ(chooseKvSplits(256, 4, 16384, 132, 0, true), 2); // 528 / 256
+  EXPECT_EQ(chooseKvSplits(256, 4, 16384, 132, 0, 8), 2); // 528 / 256
   EXPECT_EQ(chooseKvSplits(256, 4, 16384, 132), 1);          // 264 / 256
-  EXPECT_EQ(chooseKvSplits(32, 4, 16384, 132, 0, true), 16); // 528 / 32
+  EXPECT_EQ(chooseKvSplits(32, 4, 16384, 132, 0, 8), 16); // 528 / 32
   // A prefill chunk: 8 query blocks x 8 heads of 64 rows: 528 / 64.
   EXPECT_EQ(chooseKvSplits(64, 64, 32768, 132), 8);
   // Grids with enough programs.

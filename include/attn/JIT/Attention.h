@@ -236,6 +236,16 @@ struct CacheStats {
 };
 /// Counts since the process started (or the last clearMemoryCache).
 CacheStats cacheStats();
+struct LaunchStats {
+  uint64_t launches = 0;
+  /// Of those, programmatic dependent launches (the split-KV combine on
+  /// sm_90+, launched before the partials kernel ends).
+  uint64_t dependentLaunches = 0;
+  /// Dependent launches the driver refused (run as plain launches).
+  uint64_t dependentRefused = 0;
+};
+/// CUDA launches since the process started (zeros without a GPU).
+LaunchStats launchStats();
 /// Forgets the in-memory cache and resets the counts (the disk stays).
 void clearMemoryCache();
 /// The on-disk cache directory in use; empty when disabled.

@@ -14,7 +14,6 @@
 #include <array>
 #include <cstddef>
 #include <deque>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <functional>
@@ -185,8 +184,6 @@ private:
        *cuCtxGetCurrent = nullptr, *cuCtxGetDevice = nullptr,
        *cuDeviceGetAttribute = nullptr, *cuStreamIsCapturing = nullptr,
        *cuTensorMapEncodeTiled = nullptr, *cuLaunchKernelEx = nullptr;
-  /// Set when the driver refused a dependent launch: not asked again.
-  std::atomic<bool> dependentLaunchRefused{false};
 };
 
 } // namespace mlir::attn

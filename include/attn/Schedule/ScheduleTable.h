@@ -79,13 +79,21 @@ std::vector<ScheduleEntry> scheduleCandidates(const ScheduleKey &key);
 /// 64 keys (`pageSize`; 0: contiguous K and V), whose key loop takes
 /// 32-key steps in a 48 KiB ring (splitPartialsBlockN), want about 4 per
 /// SM (sessions 16 and 17), as do decode programs of query heads that
-/// share a K/V head without being packed into one program (`unpackedGqa`:
-/// each reads its K/V head through L2; session 18).
+/// share a K/V head without being packed into one program
+/// (`queryHeadsPerKvHead` > 1: each reads its K/V head through L2; a
+/// packed program's heads are 1; session 18).
 inline constexpr int64_t kLightRows = 8, kMinKeysPerSplit = 256,
                          kMaxKvSplits = 128;
+
+/// Pages of a paged cache under 64 keys, which the split partials step
+/// through 32 keys at a time (splitPartialsBlockN) and chooseKvSplits
+/// gives about 4 programs per SM.
+inline bool smallPages(int64_t pageSize) {
+  return pageSize > 0 && pageSize < 64;
+}
 int64_t chooseKvSplits(int64_t programs, int64_t rows, int64_t keys,
                        int64_t multiprocessors, int64_t pageSize = 0,
-                       bool unpackedGqa = false);
+                       int64_t queryHeadsPerKvHead = 1);
 
 /// Split-KV: the K/V ring stages (kv_stages) of the partials kernel for
 /// programs of `rows` query rows: 2 for decode (at most kLightRows), whose
