@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <sstream>
 #include <tuple>
 
@@ -47,6 +48,13 @@ std::string AttentionSpec::validate() const {
   if (pageSize != 0 && !perSequenceKvLens)
     return "a paged KV cache needs per-sequence key lengths "
            "(perSequenceKvLens)";
+  if (!(softcap >= 0.0f) || std::isinf(softcap))
+    return "softcap " + std::to_string(softcap) +
+           " must be a finite number >= 0 (0: none)";
+  for (int64_t window : {windowLeft, windowRight})
+    if (window < -1 || window >= (int64_t(1) << 31))
+      return "window size " + std::to_string(window) +
+             " must be -1 (unbounded) or in [0, 2^31)";
   if (perSequenceKvLens && varlen)
     return "per-sequence key lengths and varlen do not combine (the key "
            "prefix sums give every length)";
@@ -63,7 +71,22 @@ std::string AttentionSpec::str() const {
           : part == Part::SplitCombine ? " part=split-combine"
                                        : "") +
          (perSequenceKvLens ? " kv_lens=1" : "") + (varlen ? " varlen=1" : "") +
-         (pageSize ? " page=" + std::to_string(pageSize) : "");
+         (pageSize ? " page=" + std::to_string(pageSize) : "") +
+         variantsText();
+}
+
+std::string AttentionSpec::variantsText() const {
+  std::string text;
+  if (softcap != 0.0f) {
+    // %.9g reads back as the same float: the key never merges two caps.
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.9g", double(softcap));
+    text += std::string(" softcap=") + buffer;
+  }
+  if (windowLeft != -1 || windowRight != -1)
+    text += " window=" + std::to_string(windowLeft) + "," +
+            std::to_string(windowRight);
+  return text;
 }
 
 /// The chips the compiler serves (GpuChips.h): checked here, before any

@@ -189,6 +189,12 @@ attn::detail::getScheduledKernel(const AttentionSpec &spec,
     error = invalid;
     return nullptr;
   }
+  if (target.kind == Target::Kind::Cuda && spec.hasVariants()) {
+    error = "softcap and sliding windows run on the CPU target only so far "
+            "(" + spec.variantsText().substr(1) +
+            "): the GPU lowering of variant regions is not built yet";
+    return nullptr;
+  }
   // A Target built by hand skips Target::parse: its chip is checked here,
   // before anything is compiled (GpuChips.h).
   if (target.kind == Target::Kind::Cuda &&

@@ -116,6 +116,7 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
                                      b.getI64IntegerAttr(spec.gqaRatio));
   if (partials)
     op.setKvSplits(true);
+  addBuiltinVariants(op, spec);
   func::ReturnOp::create(b, loc);
   return module;
 }

@@ -115,8 +115,10 @@ private:
 } // namespace
 
 bool Kernel::packsGqaHeads(const LaunchArgs &args) const {
+  // (Variants see each row's head and position, which packed rows are
+  // not.)
   if (spec_.part != AttentionSpec::Part::Whole || spec_.varlen ||
-      spec_.gqaRatio == 1)
+      spec_.gqaRatio == 1 || spec_.hasVariants())
     return false;
   int64_t SQ = args.q.sizes[2];
   // One query: bottom-right causal sees every key, as no mask does. More:

@@ -31,6 +31,18 @@ bool attn::isUnmasked(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,
   return true;
 }
 
+bool attn::isVisible(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,
+                     CausalKind causal, const ReferenceVariants &variants) {
+  if (!isUnmasked(i, j, seqLenQ, seqLenKV, causal))
+    return false;
+  const int64_t aligned = i + seqLenKV - seqLenQ;
+  if (variants.windowLeft >= 0 && j < aligned - variants.windowLeft)
+    return false;
+  if (variants.windowRight >= 0 && j > aligned + variants.windowRight)
+    return false;
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // referenceAttention
 //===----------------------------------------------------------------------===//
@@ -49,7 +61,8 @@ std::vector<float> toFloats(const HostTensor &t) {
 void attn::referenceAttention(const HostTensor &q, const HostTensor &k,
                               const HostTensor &v, double scale,
                               CausalKind causal, std::vector<double> &out,
-                              std::vector<double> &lse, unsigned threads) {
+                              std::vector<double> &lse, unsigned threads,
+                              const ReferenceVariants &variants) {
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
     throw std::invalid_argument("referenceAttention: Q, K and V must be "
                                 "rank 4 [batch, heads, seq, dim]");
@@ -89,12 +102,14 @@ void attn::referenceAttention(const HostTensor &q, const HostTensor &k,
     bool any = false;
     double rowMax = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < SKV; ++j) {
-      if (!isUnmasked(i, j, SQ, SKV, causal))
+      if (!isVisible(i, j, SQ, SKV, causal, variants))
         continue;
       double dot = 0.0;
       for (int64_t d = 0; d < D; ++d)
         dot += double(qRow[d]) * double(kBase[j * D + d]);
-      const double s = scale * dot;
+      double s = scale * dot;
+      if (variants.softcap > 0)
+        s = variants.softcap * std::tanh(s / variants.softcap);
       scores[size_t(j)] = s;
       if (!any || std::isnan(s) || (!std::isnan(rowMax) && s > rowMax))
         rowMax = s;
@@ -110,7 +125,7 @@ void attn::referenceAttention(const HostTensor &q, const HostTensor &k,
     std::fill(acc.begin(), acc.end(), 0.0);
     double sum = 0.0;
     for (int64_t j = 0; j < SKV; ++j) {
-      if (!isUnmasked(i, j, SQ, SKV, causal))
+      if (!isVisible(i, j, SQ, SKV, causal, variants))
         continue;
       const double p = std::exp(scores[size_t(j)] - rowMax);
       sum += p;
@@ -219,9 +234,29 @@ std::string attn::formatCheckLine(const Comparison &c, double tol, bool &pass) {
 //===----------------------------------------------------------------------===//
 
 int64_t attn::unmaskedPairs(int64_t seqLenQ, int64_t seqLenKV,
-                            CausalKind causal) {
+                            CausalKind causal,
+                            const ReferenceVariants &variants) {
   if (seqLenQ <= 0 || seqLenKV <= 0)
     return 0;
+  if (variants.windowLeft >= 0 || variants.windowRight >= 0) {
+    // Row by row: the window's interval cut by the causal bound and the
+    // keys.
+    int64_t pairs = 0;
+    for (int64_t i = 0; i < seqLenQ; ++i) {
+      const int64_t aligned = i + seqLenKV - seqLenQ;
+      int64_t first = 0, last = seqLenKV - 1;
+      if (variants.windowLeft >= 0)
+        first = std::max(first, aligned - variants.windowLeft);
+      if (variants.windowRight >= 0)
+        last = std::min(last, aligned + variants.windowRight);
+      if (causal == CausalKind::TopLeft)
+        last = std::min(last, i);
+      else if (causal == CausalKind::BottomRight)
+        last = std::min(last, aligned);
+      pairs += std::max<int64_t>(0, last - first + 1);
+    }
+    return pairs;
+  }
   if (causal == CausalKind::None)
     return seqLenQ * seqLenKV;
   // Row i sees clamp(i + shift + 1, 0, SKV) keys.
@@ -245,9 +280,10 @@ int64_t attn::unmaskedPairs(int64_t seqLenQ, int64_t seqLenKV,
 
 double attn::attentionFlops(int64_t B, int64_t H, int64_t seqLenQ,
                             int64_t seqLenKV, int64_t D, int64_t DV,
-                            CausalKind causal) {
+                            CausalKind causal,
+                            const ReferenceVariants &variants) {
   return 2.0 * double(B) * double(H) * double(D + DV) *
-         double(unmaskedPairs(seqLenQ, seqLenKV, causal));
+         double(unmaskedPairs(seqLenQ, seqLenKV, causal, variants));
 }
 
 std::string attn::formatBenchLine(double medianMs, double flops) {

@@ -32,6 +32,8 @@ enum class FlagKind {
   Target,   ///< cpu, cuda, cuda:<chip>, or gpu (an alias of cuda).
   Chip,     ///< A chip the GPU lowering serves (resolveGpuChip).
   File,     ///< Non-empty path.
+  Softcap,  ///< Finite number >= 0.
+  Window,   ///< L,R: integers in [-1, 2^31).
 };
 
 /// Upper bound for --bench-iters.
@@ -76,6 +78,10 @@ const FlagInfo kFlags[] = {
      "causal mask (default none; see below)"},
     {"--scale", FlagKind::Scale, nullptr, "S",
      "softmax scale (default 1/sqrt(D))"},
+    {"--softcap", FlagKind::Softcap, nullptr, "X",
+     "cap scores: X*tanh(score/X) (default 0: none)"},
+    {"--window", FlagKind::Window, nullptr, "L,R",
+     "sliding window of keys (see below; -1 unbounded)"},
     {"--seed", FlagKind::Seed, nullptr, "N",
      "seed of the normal inputs (default 0)"},
     {"--check", FlagKind::Bool, nullptr, nullptr,
@@ -327,6 +333,43 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
     return true;
   }
 
+  case FlagKind::Softcap: {
+    char *end = nullptr;
+    bool ok = !text.empty() && !std::isspace((unsigned char)text[0]);
+    double value = ok ? std::strtod(text.c_str(), &end) : 0.0;
+    if (!ok || end != text.c_str() + text.size() || !std::isfinite(value) ||
+        value < 0 || !std::isfinite(float(value))) {
+      error = name + ": expected a finite number >= 0, got '" + text + "'";
+      return false;
+    }
+    out.softcap = value;
+    return true;
+  }
+
+  case FlagKind::Window: {
+    size_t comma = text.find(',');
+    int64_t sides[2];
+    bool ok = comma != std::string::npos;
+    for (int side = 0; ok && side < 2; ++side) {
+      std::string part = side == 0 ? text.substr(0, comma)
+                                   : text.substr(comma + 1);
+      bool negative = part == "-1";
+      uint64_t value = 0;
+      bool overflow = false;
+      ok = negative || (parseDigits(part, value, overflow) && !overflow &&
+                        value < (uint64_t(1) << 31));
+      sides[side] = negative ? -1 : int64_t(value);
+    }
+    if (!ok) {
+      error = name + ": expected L,R with each -1 (unbounded) or in "
+                     "[0, 2^31), got '" + text + "'";
+      return false;
+    }
+    out.windowLeft = sides[0];
+    out.windowRight = sides[1];
+    return true;
+  }
+
   case FlagKind::File:
     if (text.empty()) {
       error = name + ": expected a file name, got ''";
@@ -459,6 +502,13 @@ bool attn::parseRunOptions(int argc, char **argv, RunOptions &out,
     return false;
   }
 
+  if (out.target == "cuda" &&
+      (out.softcap != 0 || out.windowLeft != -1 || out.windowRight != -1)) {
+    error = "--softcap and --window run on --target cpu only so far (the "
+            "GPU lowering of variant regions is not built yet)";
+    return false;
+  }
+
   if (out.heads % out.kvHeads != 0) {
     error = "--heads " + std::to_string(out.heads) +
             " is not divisible by --kv-heads " + std::to_string(out.kvHeads);
@@ -520,6 +570,7 @@ std::string attn::runUsage() {
       "                --dtype f16|bf16|f32 --layout bhsd|bshd\n"
       "                [--causal top_left|bottom_right] [--scale S] "
       "[--seed N]\n"
+      "                [--softcap X] [--window L,R]\n"
       "                [--check] [--bench] [--bench-iters N] [--lse] "
       "[--emit-ptx FILE]\n"
       "                [--misalign-inputs] [--chip CHIP] [--version]\n"
@@ -555,6 +606,10 @@ std::string attn::runUsage() {
       "\n"
       "--causal top_left lets query i see keys 0..i, bottom_right keys\n"
       "0..i+SKV-SQ; a query that sees no key gives output 0 and LSE -inf.\n"
+      "--window L,R (flash_attn's window_size) lets query i see keys\n"
+      "i+SKV-SQ-L..i+SKV-SQ+R on top of --causal; --softcap X makes each\n"
+      "scaled score s X*tanh(s/X) (Gemma 2). Both run on the CPU target only\n"
+      "so far.\n"
       "--check prints 'max_abs_err=<x> rel_l2_err=<y> PASS|FAIL'; PASS needs\n"
       "rel_l2_err <= 1e-2 (bf16), 2e-3 (f16), 1e-5 (f32, cpu), 1e-3 (f32, "
       "gpu).\n"

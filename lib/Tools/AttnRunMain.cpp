@@ -77,7 +77,20 @@ int fail(const std::string &message) {
   spec.causal = *::attn::parseCausalKind(opts.causal);
   spec.gqaRatio = opts.heads / opts.kvHeads;
   spec.withLse = opts.lse;
+  spec.softcap = float(opts.softcap);
+  spec.windowLeft = opts.windowLeft;
+  spec.windowRight = opts.windowRight;
   return spec;
+}
+
+/// The reference's view of the run's built-in variants: the softcap the
+/// kernel compiles in (an f32) and the window.
+::attn::ReferenceVariants referenceVariantsOf(const RunOptions &opts) {
+  ::attn::ReferenceVariants variants;
+  variants.softcap = double(float(opts.softcap));
+  variants.windowLeft = opts.windowLeft;
+  variants.windowRight = opts.windowRight;
+  return variants;
 }
 
 OwningOpRef<ModuleOp> parseKernel(MLIRContext *ctx, llvm::SourceMgr &sourceMgr,
@@ -532,6 +545,19 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       mismatch =
           "the kernel's attn.flash_attention has causal = " + kernelCausal +
           " but the run has --causal " + runCausal;
+    else if (!opts.kernelFile.empty() &&
+             (opts.softcap != 0 || opts.windowLeft != -1 ||
+              opts.windowRight != -1))
+      mismatch = "--softcap and --window describe a generated or tile "
+                 "kernel; an attn.flash_attention states its own variants "
+                 "in score_mod / mask_mod regions";
+    else if (opts.check && !opts.kernelFile.empty() &&
+             (!op.getScoreMod().empty() || !op.getMaskMod().empty()))
+      mismatch = "the kernel's attn.flash_attention has a " +
+                 std::string(op.getScoreMod().empty() ? "mask_mod"
+                                                      : "score_mod") +
+                 " region, which --check's reference cannot evaluate (the "
+                 "built-ins --softcap and --window it can)";
     else if (int64_t(op.getGqaRatio()) != opts.heads / opts.kvHeads)
       mismatch = "the kernel's attn.flash_attention has gqa_ratio = " +
                  std::to_string(op.getGqaRatio()) + " but --heads " +
@@ -893,7 +919,8 @@ int mlir::attn::attnRunMain(int argc, char **argv,
                << " seqlen_q=" << SQ << " seqlen_kv=" << SKV
                << " head_dim=" << D << " head_dim_v=" << DV
                << " causal=" << (opts.causal.empty() ? "none" : opts.causal)
-               << " scale=" << scale << " seed=" << opts.seed
+               << " scale=" << scale
+               << specOf(opts).variantsText() << " seed=" << opts.seed
                << (opts.kernelFile.empty() ? "" : " kernel=" + opts.kernelFile)
                << "\n";
   llvm::outs().flush();
@@ -907,7 +934,8 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     std::vector<double> refOut, refLse;
     // The kernel gets the scale as f32; the reference uses that same value.
     ::attn::referenceAttention(t.q, t.k, t.v, double(scale), causal, refOut,
-                               refLse);
+                               refLse, /*threads=*/0,
+                               referenceVariantsOf(opts));
     ::attn::Comparison cmp = ::attn::compare(t.o, refOut);
     bool pass = false;
     double tolerance = ::attn::toleranceFor(dtype, onGpu);
@@ -937,7 +965,8 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     }
     llvm::outs() << ::attn::formatBenchLine(
                         ::attn::median(samples),
-                        ::attn::attentionFlops(B, H, SQ, SKV, D, DV, causal))
+                        ::attn::attentionFlops(B, H, SQ, SKV, D, DV, causal,
+                                               referenceVariantsOf(opts)))
                  << "\n";
   }
   for (DevicePtr ptr : deviceBuffers)

@@ -72,6 +72,31 @@ TEST(JitSpec, ValidationNamesTheProblem) {
       "dtype=bf16 d=40 dv=72 causal=bottom_right gqa=4 lse=1");
 }
 
+TEST(JitSpec, VariantsAreValidatedAndKeyed) {
+  AttentionSpec spec = makeSpec(DType::F16, 64, CausalKind::None);
+  spec.softcap = -1.0f;
+  EXPECT_NE(spec.validate().find("softcap -1.000000 must be a finite number "
+                                 ">= 0"),
+            std::string::npos)
+      << spec.validate();
+  spec.softcap = INFINITY;
+  EXPECT_NE(spec.validate().find("must be a finite number"), std::string::npos);
+  spec.softcap = 30.0f;
+  spec.windowLeft = -2;
+  EXPECT_NE(spec.validate().find("window size -2 must be -1 (unbounded) or in "
+                                 "[0, 2^31)"),
+            std::string::npos);
+  spec.windowLeft = 1024;
+  spec.windowRight = 0;
+  EXPECT_EQ(spec.validate(), "");
+  // Every variant is part of the key: two caps never share a kernel.
+  EXPECT_EQ(spec.str(), "dtype=f16 d=64 dv=64 causal=none gqa=1 lse=0 "
+                        "softcap=30 window=1024,0");
+  AttentionSpec near = spec;
+  near.softcap = std::nextafter(30.0f, 31.0f);
+  EXPECT_NE(near.str(), spec.str());
+}
+
 TEST(JitSpec, TargetsParse) {
   std::string error;
   EXPECT_EQ(Target::parse("cpu", error)->str(), "cpu");
@@ -228,6 +253,44 @@ TEST_F(JitApiTest, KernelsMatchTheFloat64Reference) {
     p.args.scale = 0.3f;
     ASSERT_TRUE(kernel->launch(p.args, error)) << error;
     EXPECT_LE(p.error(c.spec, double(0.3f)), c.bound) << c.spec.str();
+  }
+}
+
+// Built-in variants on the CPU target, against the reference evaluating the
+// same definitions; the same spec without them is a negative control. On
+// CUDA they are refused (no GPU lowering yet), with a message.
+TEST_F(JitApiTest, VariantsMatchTheFloat64Reference) {
+  struct Case {
+    float softcap;
+    int64_t left, right;
+    CausalKind causal;
+  } cases[] = {{30.0f, -1, -1, CausalKind::BottomRight},
+               {0.0f, 24, 0, CausalKind::None},
+               {4.0f, 10, 30, CausalKind::BottomRight}};
+  for (const Case &c : cases) {
+    AttentionSpec spec = makeSpec(DType::F32, 32, c.causal, 2, /*lse=*/true);
+    spec.softcap = c.softcap;
+    spec.windowLeft = c.left;
+    spec.windowRight = c.right;
+    std::string error;
+    auto kernel = getKernel(spec, cpu(), error);
+    ASSERT_NE(kernel, nullptr) << error;
+    for (int64_t splits : {1, 3}) {
+      Problem p(spec, 2, 2, 70, 150, "bshd", 19);
+      p.args.kvSplits = splits;
+      ASSERT_TRUE(kernel->launch(p.args, error)) << error;
+      double scale = 1.0 / std::sqrt(32.0);
+      EXPECT_LE(p.error(spec, scale), 1e-5) << spec.str() << " " << splits;
+      AttentionSpec plain = makeSpec(DType::F32, 32, c.causal, 2, true);
+      EXPECT_GT(p.error(plain, scale), 1e-3) << spec.str();
+    }
+    Target cuda;
+    cuda.kind = Target::Kind::Cuda;
+    cuda.chip = "sm_90a";
+    EXPECT_EQ(getKernel(spec, cuda, error), nullptr);
+    EXPECT_NE(error.find("run on the CPU target only so far"),
+              std::string::npos)
+        << error;
   }
 }
 

@@ -110,7 +110,12 @@ struct Problem {
   /// float64 reference; +inf when anything is not finite where it should be.
   double error(const AttentionSpec &spec, double scale) const {
     std::vector<double> refOut, refLse;
-    referenceAttention(q, k, v, scale, spec.causal, refOut, refLse);
+    ReferenceVariants variants;
+    variants.softcap = spec.softcap;
+    variants.windowLeft = spec.windowLeft;
+    variants.windowRight = spec.windowRight;
+    referenceAttention(q, k, v, scale, spec.causal, refOut, refLse,
+                       /*threads=*/0, variants);
     Comparison c = compare(o, refOut);
     double worst = c.finite ? c.relL2Err : INFINITY;
     if (spec.withLse) {

@@ -71,12 +71,29 @@ struct AttentionSpec {
   /// perSequenceKvLens; a power of two in [16, 256].
   int64_t pageSize = 0;
 
+  /// Built-in variants (flash_attn's meanings), compiled in as the
+  /// attention's score_mod / mask_mod regions. `softcap` > 0 caps scores
+  /// to (-softcap, softcap): score = softcap * tanh(score / softcap), after
+  /// the scale. A sliding window: query i sees key j when
+  /// i + d - windowLeft <= j <= i + d + windowRight, d = seq_kv - seq_q
+  /// (0 with perSequenceKvLens, whose query positions already count from
+  /// the start of the cache); -1 leaves that side unbounded. CPU targets
+  /// only for now.
+  float softcap = 0.0f;
+  int64_t windowLeft = -1, windowRight = -1;
+  /// Whether any built-in variant is on.
+  bool hasVariants() const {
+    return softcap != 0.0f || windowLeft != -1 || windowRight != -1;
+  }
+
   /// headDimV, or headDim when it is 0.
   int64_t effectiveHeadDimV() const { return headDimV ? headDimV : headDim; }
   /// "" when the spec can be compiled, else what is wrong with it.
   std::string validate() const;
   /// Canonical text of every field ("dtype=f16 d=128 dv=128 ...").
   std::string str() const;
+  /// The built-in variants' part of str() ("" when none).
+  std::string variantsText() const;
 };
 
 /// Where a kernel runs.

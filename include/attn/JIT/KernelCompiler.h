@@ -35,6 +35,13 @@ constexpr const char *kGeneratedKernelName = "attention";
 OwningOpRef<ModuleOp>
 buildFlashAttentionModule(MLIRContext *ctx, const ::attn::AttentionSpec &spec);
 
+/// Writes `spec`'s built-in variants (softcap, sliding window) as the
+/// score_mod / mask_mod regions of `op`, which must have none yet
+/// (BuiltinVariants.cpp): the one place their semantics are spelled for
+/// every front end.
+void addBuiltinVariants(Operation *flashAttentionOp,
+                        const ::attn::AttentionSpec &spec);
+
 /// Expands and optimises the tile program of `module` with the tile sizes
 /// of `target` ("cpu" or "gpu") for these head dims, element size and the
 /// module's causal mask, or with `tiles` when given.

@@ -24,6 +24,19 @@ namespace attn {
 bool isUnmasked(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,
                 CausalKind causal);
 
+/// Built-in variants, with AttentionSpec's (flash_attn's) meanings: scores
+/// become softcap * tanh(score / softcap) when softcap > 0; query i sees
+/// key j only when i + SKV - SQ - windowLeft <= j <= i + SKV - SQ +
+/// windowRight (a side of -1 is unbounded), on top of the causal mask.
+struct ReferenceVariants {
+  double softcap = 0.0;
+  int64_t windowLeft = -1, windowRight = -1;
+};
+
+/// isUnmasked and, with `variants`, inside the window.
+bool isVisible(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,
+               CausalKind causal, const ReferenceVariants &variants);
+
 /// Naive float64 attention. `q` is [B, H, SQ, D], `k` is [B, HKV, SKV, D],
 /// `v` is [B, HKV, SKV, DV] (logical sizes, any strides and dtype); query
 /// head h reads kv head h / (H / HKV). Scores are `scale * q . k`, softmax
@@ -36,7 +49,8 @@ bool isUnmasked(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,
 void referenceAttention(const HostTensor &q, const HostTensor &k,
                         const HostTensor &v, double scale, CausalKind causal,
                         std::vector<double> &out, std::vector<double> &lse,
-                        unsigned threads = 0);
+                        unsigned threads = 0,
+                        const ReferenceVariants &variants = {});
 
 /// How far a kernel's output is from the reference.
 struct Comparison {
@@ -64,11 +78,13 @@ double toleranceFor(DType dtype, bool gpu);
 std::string formatCheckLine(const Comparison &c, double tol, bool &pass);
 
 /// Unmasked (query, key) pairs of one batch*head.
-int64_t unmaskedPairs(int64_t seqLenQ, int64_t seqLenKV, CausalKind causal);
+int64_t unmaskedPairs(int64_t seqLenQ, int64_t seqLenKV, CausalKind causal,
+                      const ReferenceVariants &variants = {});
 
 /// FLOPs of one attention: 2 * B * H * (D + DV) * unmaskedPairs(SQ, SKV).
 double attentionFlops(int64_t B, int64_t H, int64_t seqLenQ, int64_t seqLenKV,
-                      int64_t D, int64_t DV, CausalKind causal);
+                      int64_t D, int64_t DV, CausalKind causal,
+                      const ReferenceVariants &variants = {});
 
 /// `time_ms=<median> tflops=<x>` (%.4f and %.2f), no newline. `tflops` is
 /// flops / (medianMs * 1e9).

@@ -57,6 +57,15 @@ struct RunOptions {
   /// effectiveScale()).
   std::optional<double> scale;
 
+  /// Built-in variants (flash_attn's meanings, AttentionSpec's fields):
+  /// scores capped to softcap * tanh(score / softcap) when softcap > 0;
+  /// query i sees key j when i + SKV - SQ - windowLeft <= j <=
+  /// i + SKV - SQ + windowRight (-1: that side unbounded). With a tile
+  /// KERNEL.mlir they say what the kernel computes (--check's reference
+  /// applies them).
+  double softcap = 0;
+  int64_t windowLeft = -1, windowRight = -1;
+
   /// Seed of the standard normal inputs.
   uint64_t seed = 0;
   /// Compare against the float64 reference and print the check line.

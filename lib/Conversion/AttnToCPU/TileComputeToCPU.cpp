@@ -9,6 +9,7 @@
 
 #include "attn/Conversion/AttnToCPU/AttnToCPU.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/VariantRegions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -172,6 +173,82 @@ struct MaskCausalToCPU : public OpRewritePattern<MaskCausalOp> {
           Value hidden = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::sgt, key, last);
           return arith::SelectOp::create(b, loc, hidden, negInf(b, loc), a[0])
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The per-element inputs of a variant region: b, h, q_idx and kv_idx (i32,
+/// the positions clamped to the last real query and key), and the
+/// sequence lengths attn.seq_len reads. Everything but the positions is
+/// computed once, outside the tile loop.
+template <typename OpTy>
+struct VariantIndices {
+  VariantIndices(OpBuilder &b, Location loc, OpTy op) {
+    Type i32 = b.getI32Type();
+    auto toI32 = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(b, loc, i32, v);
+    };
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    batch = toI32(op.getBatch());
+    head = toI32(op.getHead());
+    queryLen = toI32(op.getQLen());
+    keyLen = toI32(op.getKvLen());
+    qStart = op.getQStart();
+    kvStart = op.getKvStart();
+    qLast = arith::SubIOp::create(b, loc, op.getQEnd(), one);
+    kvLast = arith::SubIOp::create(b, loc, op.getKvEnd(), one);
+  }
+  /// (b, h, q_idx, kv_idx) of element (linalg.index 0, linalg.index 1).
+  SmallVector<Value> at(OpBuilder &b, Location loc) const {
+    auto position = [&](unsigned dim, Value start, Value last) -> Value {
+      Value i = linalg::IndexOp::create(b, loc, dim);
+      Value p = arith::MinSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, start, i), last);
+      return arith::IndexCastOp::create(b, loc, b.getI32Type(), p);
+    };
+    return {batch, head, position(0, qStart, qLast),
+            position(1, kvStart, kvLast)};
+  }
+  Value batch, head, queryLen, keyLen, qStart, kvStart, qLast, kvLast;
+};
+
+struct ScoreModToCPU : public OpRewritePattern<ScoreModOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScoreModOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getScores().getType());
+    VariantIndices<ScoreModOp> indices(rewriter, op.getLoc(), op);
+    Value scale = op.getScale();
+    Value result = elementwise2D(
+        rewriter, op.getLoc(), type.getShape(), op.getScores(), {false},
+        rewriter.getF32Type(), [&](OpBuilder &b, Location loc, ValueRange a) {
+          SmallVector<Value> args = {
+              arith::MulFOp::create(b, loc, a[0], scale)};
+          args.append(indices.at(b, loc));
+          return emitVariantRegion(b, loc, op.getBody(), args,
+                                   indices.queryLen, indices.keyLen);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct MaskModToCPU : public OpRewritePattern<MaskModOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MaskModOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getScores().getType());
+    VariantIndices<MaskModOp> indices(rewriter, op.getLoc(), op);
+    Value result = elementwise2D(
+        rewriter, op.getLoc(), type.getShape(), op.getScores(), {false},
+        rewriter.getF32Type(), [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value seen = emitVariantRegion(b, loc, op.getBody(),
+                                         indices.at(b, loc), indices.queryLen,
+                                         indices.keyLen);
+          return arith::SelectOp::create(b, loc, seen, a[0], negInf(b, loc))
               .getResult();
         });
     rewriter.replaceOp(op, result);
@@ -369,6 +446,6 @@ Value mlir::attn::buildTileMatmul(OpBuilder &b, Location loc, Value a,
 }
 
 void mlir::attn::populateTileComputeToCPUPatterns(RewritePatternSet &patterns) {
-  patterns.add<DotToCPU, MaskKVBoundToCPU, MaskCausalToCPU, OnlineSoftmaxToCPU,
-               FinalizeToCPU>(patterns.getContext());
+  patterns.add<DotToCPU, MaskKVBoundToCPU, MaskCausalToCPU, ScoreModToCPU,
+               MaskModToCPU, OnlineSoftmaxToCPU, FinalizeToCPU>(patterns.getContext());
 }

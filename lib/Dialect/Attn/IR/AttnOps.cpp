@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/VariantRegions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -411,6 +412,48 @@ LogicalResult FinalizeOp::verify() {
 //===----------------------------------------------------------------------===//
 // FlashAttentionOp
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// Variants
+//===----------------------------------------------------------------------===//
+
+LogicalResult FlashAttentionOp::verifyRegions() {
+  if (failed(verifyVariantRegion(*this, getScoreMod(), VariantKind::Score,
+                                 /*mayBeEmpty=*/true)))
+    return failure();
+  return verifyVariantRegion(*this, getMaskMod(), VariantKind::Mask,
+                             /*mayBeEmpty=*/true);
+}
+
+LogicalResult SeqLenOp::verify() {
+  if (!isa_and_nonnull<FlashAttentionOp, ScoreModOp, MaskModOp>(
+          (*this)->getParentOp()))
+    return emitOpError() << "is only valid inside a score_mod or mask_mod "
+                            "region";
+  return success();
+}
+
+LogicalResult ScoreModOp::verify() {
+  if (failed(verifyRank(*this, "scores", getScores().getType(), 2)))
+    return failure();
+  return verifyStaticTile(*this, "scores", getScores().getType());
+}
+
+LogicalResult ScoreModOp::verifyRegions() {
+  return verifyVariantRegion(*this, getBody(), VariantKind::Score,
+                             /*mayBeEmpty=*/false);
+}
+
+LogicalResult MaskModOp::verify() {
+  if (failed(verifyRank(*this, "scores", getScores().getType(), 2)))
+    return failure();
+  return verifyStaticTile(*this, "scores", getScores().getType());
+}
+
+LogicalResult MaskModOp::verifyRegions() {
+  return verifyVariantRegion(*this, getBody(), VariantKind::Mask,
+                             /*mayBeEmpty=*/false);
+}
 
 int64_t FlashAttentionOp::getHeadDim() {
   return cast<MemRefType>(getQuery().getType()).getDimSize(3);

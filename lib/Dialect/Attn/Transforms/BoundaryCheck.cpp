@@ -292,8 +292,9 @@ DotOp scoreSource(Value scores, bool &masked) {
     if (auto kvMask = dyn_cast<MaskKVBoundOp>(def)) {
       masked = true;
       scores = kvMask.getScores();
-    } else if (auto causal = dyn_cast<MaskCausalOp>(def)) {
-      scores = causal.getScores();
+    } else if (isa<MaskCausalOp, ScoreModOp, MaskModOp>(def)) {
+      // Each takes the scores as its first operand.
+      scores = def->getOperand(0);
     } else if (isa<arith::ArithDialect>(def->getDialect()) &&
                def->getNumOperands() >= 1) {
       scores = def->getOperand(0);

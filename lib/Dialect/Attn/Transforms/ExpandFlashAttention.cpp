@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <cmath>
 #include <limits>
@@ -147,6 +148,8 @@ void TileProgramBuilder::build() {
     kvHead = arith::DivUIOp::create(b, loc, head, index(op.getGqaRatio()));
   Value qLen = dim(q, 2), kvLen = dim(k, 2);
   Value lse = op.getLse();
+  // The batch as variant regions see it: the sequence, also when packed.
+  Value sequence = batch;
   // Varlen: sequence `batch` is rows [cu[b], cu[b+1]) of the packed tensors
   // (clamped to them), seen through views; the tensors' batch index is 0.
   if (cuQ) {
@@ -199,8 +202,12 @@ void TileProgramBuilder::build() {
   if (!scale)
     scale = arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(1.0 / std::sqrt(double(headDim))));
-  Value qkScale = arith::MulFOp::create(
-      b, loc, scale, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(M_LOG2E)));
+  Value log2e = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(M_LOG2E));
+  Value qkScale = arith::MulFOp::create(b, loc, scale, log2e);
+  // A score_mod sees scaled scores and yields the softmax's (log2(e) left).
+  bool modifiesScores = !op.getScoreMod().empty();
+  if (modifiesScores)
+    qkScale = log2e;
 
   // The keys this program attends: all, or with kv_splits its range of
   // ceil(key blocks / splits) whole blocks (empty past the last key).
@@ -301,6 +308,28 @@ void TileProgramBuilder::build() {
   else if (causal == CausalAlignment::bottom_right)
     diagonal = arith::SubIOp::create(b, loc, kvLen, qLen);
 
+  // Variant regions see positions in the sequence; with per-sequence key
+  // lengths (a KV cache) query positions count from the start of the
+  // cache, the queries being its last positions.
+  Value qFirst = m0, qEnd = qLen;
+  if (op.getKvLens()) {
+    Value cached = arith::SubIOp::create(b, loc, kvLen, qLen);
+    qFirst = arith::AddIOp::create(b, loc, cached, m0);
+    qEnd = kvLen;
+  }
+  auto variantTile = [&](Region &region, Value scores, Value n0) -> Value {
+    Operation *tile;
+    if (&region == &op.getScoreMod())
+      tile = ScoreModOp::create(b, loc, scoreType, scores, scale, sequence,
+                                head, qFirst, qEnd, n0, kvLen, qLen, kvLen);
+    else
+      tile = MaskModOp::create(b, loc, scoreType, scores, sequence, head,
+                               qFirst, qEnd, n0, kvLen, qLen, kvLen);
+    IRMapping mapping;
+    region.cloneInto(&tile->getRegion(0), mapping);
+    return tile->getResult(0);
+  };
+
   // The loop carries the K/V pointers when they advance, then the
   // softmax state (max, sum, accumulator).
   SmallVector<Value> init(kvPtrs);
@@ -322,9 +351,13 @@ void TileProgramBuilder::build() {
         Value scores = DotOp::create(b, loc, scoreType, qTile, kTile,
                                      /*acc=*/Value(), /*transpose_a=*/false,
                                      /*transpose_b=*/true);
+        if (modifiesScores)
+          scores = variantTile(op.getScoreMod(), scores, n0);
         scores = MaskKVBoundOp::create(b, loc, scores, n0, kvLen);
         if (diagonal)
           scores = MaskCausalOp::create(b, loc, scores, m0, n0, diagonal);
+        if (!op.getMaskMod().empty())
+          scores = variantTile(op.getMaskMod(), scores, n0);
         auto step = OnlineSoftmaxOp::create(b, loc, rowType, rowType, accType,
                                             scores, vTile, qkScale, state[0],
                                             state[1], state[2]);

@@ -40,6 +40,21 @@ def Attn_CausalAlignmentAttr
   let assemblyFormat = "$value";
 }
 
+def Attn_SequenceQuery : I32EnumAttrCase<"query", 0>;
+def Attn_SequenceKey   : I32EnumAttrCase<"key", 1>;
+
+def Attn_SequenceSide : I32EnumAttr<"SequenceSide",
+    "which sequence of the attention: the queries' or the keys'",
+    [Attn_SequenceQuery, Attn_SequenceKey]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_SequenceSideAttr
+    : EnumAttr<Attn_Dialect, Attn_SequenceSide, "sequence"> {
+  let assemblyFormat = "$value";
+}
+
 // The kernel ABI: what each argument of a kernel function is, in the
 // order the launchers pass them (Q, K, V, O, then the optional LSE,
 // per-sequence key lengths, block table, varlen prefix sums and scale; a

@@ -36,6 +36,7 @@ def Attn_Dialect : Dialect {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::tensor::TensorDialect"
   ];

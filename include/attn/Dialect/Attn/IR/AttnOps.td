@@ -418,10 +418,115 @@ def Attn_FinalizeOp : Attn_Op<"finalize", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// Variants: score and mask modifications
+//===----------------------------------------------------------------------===//
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["FlashAttentionOp", "ScoreModOp", "MaskModOp"]>]> {
+  let summary = "the value of a score_mod or mask_mod region";
+  let description = [{
+    Ends a variant region with the modified score (f32, `score_mod`) or
+    whether the key is seen (i1, `mask_mod`).
+
+    ```mlir
+    attn.yield %y : f32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+def Attn_SeqLenOp : Attn_Op<"seq_len", [Pure]> {
+  let summary = "this sequence's query or key length, in a variant region";
+  let description = [{
+    Inside a `score_mod` or `mask_mod` region: the number of queries or keys
+    of the sequence being attended (per sequence with `kv_lens` or
+    `cu_seqlens`), as i32. Built-in variants aligned to the last keys
+    (sliding windows, ALiBi) read it.
+
+    ```mlir
+    %sk = attn.seq_len key
+    ```
+  }];
+  let arguments = (ins Attn_SequenceSideAttr:$side);
+  let results = (outs I32:$result);
+  let assemblyFormat = "`` $side attr-dict";
+  let hasVerifier = 1;
+}
+
+// The index operands of the tile-level variant ops.
+class Attn_VariantTileOp<string mnemonic, list<Trait> traits = []>
+    : Attn_Op<mnemonic, !listconcat(traits, [Pure, IsolatedFromAbove,
+        AllTypesMatch<["scores", "result"]>])> {
+  let results = (outs Attn_F32Tile:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Attn_ScoreModOp : Attn_VariantTileOp<"score_mod"> {
+  let summary = "apply a score_mod region to a tile of raw scores";
+  let description = [{
+    The tile form of `attn.flash_attention`'s `score_mod`: element (i, j)
+    becomes `body(scores[i, j] * scale, batch, head, q_idx, kv_idx)` with
+    `q_idx = min(q_start + i, q_end - 1)` and
+    `kv_idx = min(kv_start + j, kv_end - 1)`, so rows and columns past the
+    last query or key (padding of a partial tile) never look like new
+    positions. `attn.seq_len` in the body reads `q_len` and `kv_len`. The
+    result is scaled: the softmax that follows takes scale 1 (log2(e)).
+
+    ```mlir
+    %t = attn.score_mod %s scale %sc at (%b, %h) rows [%m0, %q_len)
+        cols [%n0, %kv_len) lengths (%q_len, %kv_len) : tensor<64x64xf32> {
+    ^bb0(%x: f32, %b: i32, %h: i32, %qi: i32, %kvi: i32):
+      ...
+      attn.yield %y : f32
+    }
+    ```
+  }];
+  let arguments = (ins Attn_F32Tile:$scores, F32:$scale, Index:$batch,
+                       Index:$head, Index:$q_start, Index:$q_end,
+                       Index:$kv_start, Index:$kv_end, Index:$q_len,
+                       Index:$kv_len);
+  let assemblyFormat = [{
+    $scores `scale` $scale `at` `(` $batch `,` $head `)`
+    `rows` `[` $q_start `,` $q_end `)` `cols` `[` $kv_start `,` $kv_end `)`
+    `lengths` `(` $q_len `,` $kv_len `)` attr-dict `:` type($scores) $body
+  }];
+}
+
+def Attn_MaskModOp : Attn_VariantTileOp<"mask_mod"> {
+  let summary = "apply a mask_mod region to a tile of scores";
+  let description = [{
+    The tile form of `attn.flash_attention`'s `mask_mod`: element (i, j)
+    becomes -inf where `body(batch, head, q_idx, kv_idx)` is false, with
+    `q_idx` and `kv_idx` as in `attn.score_mod`.
+
+    ```mlir
+    %u = attn.mask_mod %t at (%b, %h) rows [%m0, %q_len)
+        cols [%n0, %kv_len) lengths (%q_len, %kv_len) : tensor<64x64xf32> {
+    ^bb0(%b: i32, %h: i32, %qi: i32, %kvi: i32):
+      ...
+      attn.yield %seen : i1
+    }
+    ```
+  }];
+  let arguments = (ins Attn_F32Tile:$scores, Index:$batch, Index:$head,
+                       Index:$q_start, Index:$q_end, Index:$kv_start,
+                       Index:$kv_end, Index:$q_len, Index:$kv_len);
+  let assemblyFormat = [{
+    $scores `at` `(` $batch `,` $head `)`
+    `rows` `[` $q_start `,` $q_end `)` `cols` `[` $kv_start `,` $kv_end `)`
+    `lengths` `(` $q_len `,` $kv_len `)` attr-dict `:` type($scores) $body
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // The whole computation
 //===----------------------------------------------------------------------===//
 
-def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments]> {
+def Attn_FlashAttentionOp : Attn_Op<"flash_attention",
+    [AttrSizedOperandSegments, IsolatedFromAbove]> {
   let summary = "scaled dot-product attention over strided tensors";
   let description = [{
     `output = softmax(scale * query * key^T + mask) * value` per batch and
@@ -479,6 +584,23 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
     attn.flash_attention %q, %k, %v -> %o, lse %lse scale %s
         causal = bottom_right {gqa_ratio = 4 : i64}
         : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, ...
+
+    // Gemma 2's soft-capping and a sliding window of 1024 keys.
+    attn.flash_attention %q, %k, %v -> %o causal = bottom_right : ...
+      score_mod {
+      ^bb0(%s: f32, %b: i32, %h: i32, %qi: i32, %kvi: i32):
+        %cap = arith.constant 30.0 : f32
+        %x = arith.divf %s, %cap : f32
+        %t = math.tanh %x : f32
+        %y = arith.mulf %t, %cap : f32
+        attn.yield %y : f32
+      } mask_mod {
+      ^bb0(%b: i32, %h: i32, %qi: i32, %kvi: i32):
+        %w = arith.constant 1024 : i32
+        %far = arith.subi %qi, %kvi : i32
+        %seen = arith.cmpi sle, %far, %w : i32
+        attn.yield %seen : i1
+      }
     ```
   }];
   let arguments = (ins AnyStridedMemRef:$query, AnyStridedMemRef:$key,
@@ -502,9 +624,11 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention", [AttrSizedOperandSegments
      `,` type($cu_seqlens_k))?
     (`scale` $scale^)? (`causal` `=` `` $causal^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($output)
-    (`,` type($lse)^)?
+    (`,` type($lse)^)? (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
   }];
+  let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getHeadDim();
     int64_t getHeadDimV();

@@ -1,0 +1,40 @@
+//===- VariantRegions.h - score_mod / mask_mod regions ----------*- C++ -*-===//
+//
+// The rules of the variant regions (FlexAttention's score_mod and mask_mod)
+// that attn.flash_attention, attn.score_mod and attn.mask_mod carry, and
+// the one way the lowerings turn a region into scalar code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_VARIANTREGIONS_H
+#define ATTN_DIALECT_ATTN_IR_VARIANTREGIONS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Region.h"
+
+namespace mlir::attn {
+
+enum class VariantKind { Score, Mask };
+
+/// "score_mod" or "mask_mod".
+StringRef variantRegionName(VariantKind kind);
+
+/// Checks a variant region of `op`: one block taking (score: f32, b, h,
+/// q_idx, kv_idx: i32) for a score_mod, (b, h, q_idx, kv_idx) for a
+/// mask_mod; straight-line scalar arith, the math ops that lower without
+/// libdevice, attn.seq_len; ending in attn.yield of one f32 (score_mod)
+/// or one i1 (mask_mod). An empty region passes when `mayBeEmpty`.
+LogicalResult verifyVariantRegion(Operation *op, Region &region,
+                                  VariantKind kind, bool mayBeEmpty);
+
+/// Emits the region's code at `b`'s insertion point with its block
+/// arguments bound to `args` and attn.seq_len bound to `queryLen` /
+/// `keyLen` (i32), and returns the yielded value. Integer division and
+/// remainder by a value that may be 0 (or -1, signed) are guarded so that
+/// they never trap: x / 0 and x % 0 give 0, x / -1 gives -x (wrapping).
+Value emitVariantRegion(OpBuilder &b, Location loc, Region &region,
+                        ValueRange args, Value queryLen, Value keyLen);
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTN_IR_VARIANTREGIONS_H

@@ -1,0 +1,188 @@
+//===- VariantRegions.cpp - score_mod / mask_mod region rules -------------===//
+//
+// Variant regions are straight-line scalar code run once per score element,
+// on the CPU and (later) on the GPU: anything they hold must lower on both
+// without a library call the kernel cannot link (libdevice's __nv_*), and
+// must never trap. The verifier enforces the first, emitVariantRegion the
+// second.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/VariantRegions.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+StringRef mlir::attn::variantRegionName(VariantKind kind) {
+  return kind == VariantKind::Score ? "score_mod" : "mask_mod";
+}
+
+/// The math ops a region may hold: each lowers to an LLVM intrinsic on the
+/// CPU and to an instruction (or a short sequence) on the GPU.
+static bool isSupportedMathOp(Operation *op) {
+  return isa<math::AbsFOp, math::AbsIOp, math::ExpOp, math::Exp2Op,
+             math::LogOp, math::Log2Op, math::TanhOp, math::SqrtOp,
+             math::FloorOp, math::CeilOp, math::FmaOp>(op);
+}
+
+static bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
+
+LogicalResult mlir::attn::verifyVariantRegion(Operation *op, Region &region,
+                                              VariantKind kind,
+                                              bool mayBeEmpty) {
+  StringRef name = variantRegionName(kind);
+  if (region.empty()) {
+    if (mayBeEmpty)
+      return success();
+    return op->emitOpError() << name << " region must have one block";
+  }
+  if (!region.hasOneBlock())
+    return op->emitOpError() << name << " region must have one block";
+  Block &block = region.front();
+
+  static const char *const kArgNames[] = {"score", "b", "h", "q_idx",
+                                          "kv_idx"};
+  ArrayRef<const char *> names(kArgNames);
+  if (kind == VariantKind::Mask)
+    names = names.drop_front();
+  if (block.getNumArguments() != names.size())
+    return op->emitOpError()
+           << name << " region takes ("
+           << (kind == VariantKind::Score
+                   ? "score: f32, b: i32, h: i32, q_idx: i32, kv_idx: i32"
+                   : "b: i32, h: i32, q_idx: i32, kv_idx: i32")
+           << "), got " << block.getNumArguments() << " arguments";
+  Builder builder(op->getContext());
+  for (auto [index, arg] : llvm::enumerate(block.getArguments())) {
+    bool isScore = kind == VariantKind::Score && index == 0;
+    Type expected = isScore ? Type(builder.getF32Type())
+                            : Type(builder.getI32Type());
+    if (arg.getType() != expected)
+      return op->emitOpError()
+             << name << " region argument " << index << " ("
+             << names[index] << ") must be " << expected << ", got "
+             << arg.getType();
+  }
+
+  for (Operation &inner : block) {
+    if (isa<YieldOp, SeqLenOp>(inner))
+      continue;
+    if (isa<math::MathDialect>(inner.getDialect())) {
+      if (!isSupportedMathOp(&inner))
+        return inner.emitOpError()
+               << "in a " << name
+               << " region has no lowering without libdevice (supported "
+                  "math ops: absf, absi, exp, exp2, log, log2, tanh, sqrt, "
+                  "floor, ceil, fma)";
+    } else if (!isa<arith::ArithDialect>(inner.getDialect()) ||
+               inner.getNumRegions() != 0) {
+      return op->emitOpError()
+             << name << " region holds '" << inner.getName()
+             << "': variant regions are straight-line arith, math, "
+                "attn.seq_len and attn.yield code";
+    }
+    for (Type type : llvm::concat<const Type>(
+             inner.getOperandTypes(), inner.getResultTypes()))
+      if (!isScalar(type))
+        return inner.emitOpError()
+               << "in a " << name << " region computes on " << type
+               << ": variant regions compute on scalars";
+  }
+
+  auto yield = dyn_cast<YieldOp>(block.back());
+  if (!yield)
+    return op->emitOpError() << name << " region must end in attn.yield";
+  Type wanted = kind == VariantKind::Score ? Type(builder.getF32Type())
+                                           : Type(builder.getI1Type());
+  if (yield.getValues().size() != 1 ||
+      yield.getValues().front().getType() != wanted) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << name << " region must yield one " << wanted
+                              << (kind == VariantKind::Mask
+                                      ? " (true: the key is seen)"
+                                      : "")
+                              << ", got ";
+    if (yield.getValues().empty())
+      diag << "nothing";
+    else
+      llvm::interleaveComma(yield.getValues().getTypes(), diag,
+                            [&](Type t) { diag << t; });
+    return diag;
+  }
+  return success();
+}
+
+/// x / d (or x % d) for a divisor that may be 0, or -1 when signed (x86's
+/// idiv traps on both): computed with a divisor of 1 there, then 0 for
+/// d == 0, -x (division) or 0 (remainder) for d == -1.
+static Value emitGuardedDivision(OpBuilder &b, Location loc, Operation *op,
+                                 Value x, Value d) {
+  Type type = d.getType();
+  bool isSigned = isa<arith::DivSIOp, arith::RemSIOp, arith::FloorDivSIOp,
+                      arith::CeilDivSIOp>(op);
+  bool isRemainder = isa<arith::RemSIOp, arith::RemUIOp>(op);
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+  };
+  Value zero = constant(0);
+  Value isZero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, d, zero);
+  Value unsafe = isZero, isMinusOne;
+  if (isSigned) {
+    isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, d,
+                                       constant(-1));
+    unsafe = arith::OrIOp::create(b, loc, isZero, isMinusOne);
+  }
+  Value safe = arith::SelectOp::create(b, loc, unsafe, constant(1), d);
+  OperationState state(loc, op->getName());
+  state.addOperands({x, safe});
+  state.addTypes(op->getResultTypes());
+  state.addAttributes(op->getAttrs());
+  Value result = b.create(state)->getResult(0);
+  if (isSigned) {
+    Value byMinusOne =
+        isRemainder ? zero : Value(arith::SubIOp::create(b, loc, zero, x));
+    result = arith::SelectOp::create(b, loc, isMinusOne, byMinusOne, result);
+  }
+  return arith::SelectOp::create(b, loc, isZero, zero, result);
+}
+
+Value mlir::attn::emitVariantRegion(OpBuilder &b, Location loc,
+                                    Region &region, ValueRange args,
+                                    Value queryLen, Value keyLen) {
+  Block &block = region.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments(), args);
+  for (Operation &inner : block) {
+    if (auto yield = dyn_cast<YieldOp>(inner))
+      return mapping.lookup(yield.getValues().front());
+    if (auto length = dyn_cast<SeqLenOp>(inner)) {
+      mapping.map(length.getResult(), length.getSide() == SequenceSide::query
+                                          ? queryLen
+                                          : keyLen);
+      continue;
+    }
+    if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+            arith::FloorDivSIOp, arith::CeilDivSIOp, arith::CeilDivUIOp>(
+            inner)) {
+      Value divisor = mapping.lookup(inner.getOperand(1));
+      APInt known;
+      if (!matchPattern(divisor, m_ConstantInt(&known)) || known.isZero() ||
+          known.isAllOnes()) {
+        mapping.map(inner.getResult(0),
+                    emitGuardedDivision(b, loc, &inner,
+                                        mapping.lookup(inner.getOperand(0)),
+                                        divisor));
+        continue;
+      }
+    }
+    b.clone(inner, mapping);
+  }
+  llvm_unreachable("a verified variant region ends in attn.yield");
+}

@@ -1,0 +1,93 @@
+// RUN: attn-opt %s -split-input-file --convert-attn-to-cpu | FileCheck %s
+
+// attn.score_mod: one elementwise linalg.generic whose body is the region,
+// run on the scaled score, with q_idx / kv_idx the element's position
+// clamped to the last query / key (padding never looks like a new
+// position), all as i32; attn.seq_len reads the lengths.
+// CHECK-LABEL: func.func @score_mod
+// CHECK-SAME: (%[[S:[a-z0-9]+]]: tensor<64x32xf32>, %[[SC:[a-z0-9]+]]: f32, %[[B:[a-z0-9]+]]: index, %[[H:[a-z0-9]+]]: index, %[[M0:[a-z0-9]+]]: index, %[[QE:[a-z0-9]+]]: index, %[[N0:[a-z0-9]+]]: index, %[[KE:[a-z0-9]+]]: index,
+// CHECK-DAG: %[[KL32:.+]] = arith.index_cast %[[KE]] : index to i32
+// CHECK-DAG: %[[QLAST:.+]] = arith.subi %[[QE]], %c1
+// CHECK-DAG: %[[KLAST:.+]] = arith.subi %[[KE]], %c1
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<64x32xf32>)
+// CHECK: ^bb0(%[[X:.+]]: f32, %{{.+}}: f32):
+// CHECK:   %[[XS:.+]] = arith.mulf %[[X]], %[[SC]] : f32
+// CHECK:   %[[I:.+]] = linalg.index 0
+// CHECK:   %[[QI:.+]] = arith.addi %[[M0]], %[[I]]
+// CHECK:   %[[QC:.+]] = arith.minsi %[[QI]], %[[QLAST]]
+// CHECK:   %[[Q32:.+]] = arith.index_cast %[[QC]] : index to i32
+// CHECK:   %[[J:.+]] = linalg.index 1
+// CHECK:   %[[KI:.+]] = arith.addi %[[N0]], %[[J]]
+// CHECK:   %[[KC:.+]] = arith.minsi %[[KI]], %[[KLAST]]
+// CHECK:   %[[K32:.+]] = arith.index_cast %[[KC]] : index to i32
+// CHECK:   %[[T:.+]] = math.tanh %[[XS]] : f32
+// CHECK:   %[[D:.+]] = arith.subi %[[Q32]], %[[K32]] : i32
+// CHECK:   %[[A:.+]] = arith.addi %[[KL32]], %[[D]] : i32
+// CHECK:   %[[F:.+]] = arith.sitofp %[[A]] : i32 to f32
+// CHECK:   %[[Y:.+]] = arith.addf %[[T]], %[[F]] : f32
+// CHECK:   linalg.yield %[[Y]] : f32
+func.func @score_mod(%s: tensor<64x32xf32>, %sc: f32, %b: index, %h: index,
+                     %m0: index, %ql: index, %n0: index, %kl: index) -> tensor<64x32xf32> {
+  %t = attn.score_mod %s scale %sc at (%b, %h) rows [%m0, %ql) cols [%n0, %kl)
+      lengths (%ql, %kl) : tensor<64x32xf32> {
+  ^bb0(%x: f32, %bb: i32, %hh: i32, %qi: i32, %kvi: i32):
+    %th = math.tanh %x : f32
+    %sk = attn.seq_len key
+    %dist = arith.subi %qi, %kvi : i32
+    %all = arith.addi %sk, %dist : i32
+    %f = arith.sitofp %all : i32 to f32
+    %y = arith.addf %th, %f : f32
+    attn.yield %y : f32
+  }
+  return %t : tensor<64x32xf32>
+}
+
+// -----
+
+// attn.mask_mod: the region's i1 selects the score or -inf.
+// CHECK-LABEL: func.func @mask_mod
+// CHECK: linalg.generic
+// CHECK:   %[[SEEN:.+]] = arith.cmpi sge, %{{.+}}, %{{.+}} : i32
+// CHECK:   %[[R:.+]] = arith.select %[[SEEN]], %{{.+}}, %cst : f32
+// CHECK:   linalg.yield %[[R]] : f32
+func.func @mask_mod(%s: tensor<64x32xf32>, %b: index, %h: index,
+                    %m0: index, %ql: index, %n0: index, %kl: index) -> tensor<64x32xf32> {
+  %u = attn.mask_mod %s at (%b, %h) rows [%m0, %ql) cols [%n0, %kl)
+      lengths (%ql, %kl) : tensor<64x32xf32> {
+  ^bb0(%bb: i32, %hh: i32, %qi: i32, %kvi: i32):
+    %seen = arith.cmpi sge, %qi, %kvi : i32
+    attn.yield %seen : i1
+  }
+  return %u : tensor<64x32xf32>
+}
+
+// -----
+
+// Integer division by a value that may be 0 or -1 never traps: the divisor
+// is replaced by 1 there, and the result by 0 (x / 0, x % 0, x % -1) or -x
+// (x / -1). A constant divisor other than 0 and -1 is left alone.
+// CHECK-LABEL: func.func @division
+// CHECK: linalg.generic
+// CHECK:   %[[ZERO:.+]] = arith.cmpi eq, %[[D:.+]], %c0_i32
+// CHECK:   %[[M1:.+]] = arith.cmpi eq, %[[D]], %c-1_i32
+// CHECK:   %[[BAD:.+]] = arith.ori %[[ZERO]], %[[M1]]
+// CHECK:   %[[SAFE:.+]] = arith.select %[[BAD]], %c1_i32, %[[D]]
+// CHECK:   %[[Q:.+]] = arith.divsi %[[X:.+]], %[[SAFE]]
+// CHECK:   %[[NEG:.+]] = arith.subi %c0_i32, %[[X]]
+// CHECK:   %[[R1:.+]] = arith.select %[[M1]], %[[NEG]], %[[Q]]
+// CHECK:   %[[R:.+]] = arith.select %[[ZERO]], %c0_i32, %[[R1]]
+// CHECK:   arith.remsi %[[R]], %c7_i32
+func.func @division(%s: tensor<64x32xf32>, %b: index, %h: index,
+                    %m0: index, %ql: index, %n0: index, %kl: index) -> tensor<64x32xf32> {
+  %u = attn.mask_mod %s at (%b, %h) rows [%m0, %ql) cols [%n0, %kl)
+      lengths (%ql, %kl) : tensor<64x32xf32> {
+  ^bb0(%bb: i32, %hh: i32, %qi: i32, %kvi: i32):
+    %d = arith.divsi %qi, %kvi : i32
+    %c7 = arith.constant 7 : i32
+    %r = arith.remsi %d, %c7 : i32
+    %zero = arith.constant 0 : i32
+    %seen = arith.cmpi eq, %r, %zero : i32
+    attn.yield %seen : i1
+  }
+  return %u : tensor<64x32xf32>
+}
