@@ -68,6 +68,23 @@ typedef struct attn_spec {
                           [16, 256] */
 } attn_spec;
 
+/** Built-in attention variants (flash_attn's meanings), compiled into the
+ *  kernel; all defaults ({sizeof(attn_variant_spec), 0, -1, -1}) mean
+ *  none. CPU targets only so far (a CUDA target refuses them). Set
+ *  struct_size to sizeof(attn_variant_spec): fields added later keep
+ *  their defaults for callers built before them. */
+typedef struct attn_variant_spec {
+  size_t struct_size;
+  /** > 0: each scaled score s becomes softcap * tanh(s / softcap). */
+  float softcap;
+  /** A sliding window: query i sees key j when i + d - window_left <= j
+   *  <= i + d + window_right, d = seq_kv - seq_q (0 with
+   *  per_sequence_kv_lens, where query positions count from the start of
+   *  the cache); -1 leaves that side unbounded. */
+  int64_t window_left;
+  int64_t window_right;
+} attn_variant_spec;
+
 /** A strided tensor: sizes and strides in elements, logical order
  *  [batch, heads, seq, head_dim] (rank 4) or [batch, heads, seq_q] for the
  *  LSE (rank 3, f32). Host memory for "cpu", a device address for CUDA. */
@@ -113,6 +130,11 @@ const char *attn_version(void);
  *  from the cache or compiled. Release it with attn_kernel_release. */
 attn_status attn_kernel_get(const attn_spec *spec, const char *target,
                             attn_kernel **out);
+
+/** attn_kernel_get with built-in variants (NULL: none). */
+attn_status attn_kernel_get_variant(const attn_spec *spec,
+                                    const attn_variant_spec *variant,
+                                    const char *target, attn_kernel **out);
 
 /** Describes a kernel. */
 attn_status attn_kernel_get_info(const attn_kernel *kernel,

@@ -57,9 +57,27 @@ const char *attn_version(void) {
 
 attn_status attn_kernel_get(const attn_spec *spec, const char *target,
                             attn_kernel **out) {
+  return attn_kernel_get_variant(spec, nullptr, target, out);
+}
+
+attn_status attn_kernel_get_variant(const attn_spec *spec,
+                                    const attn_variant_spec *variant,
+                                    const char *target, attn_kernel **out) {
   if (!spec || !target || !out)
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                     "attn_kernel_get: spec, target and out must not be NULL");
+  // The fields the caller's struct has (it may predate later ones).
+  attn_variant_spec given = {sizeof(attn_variant_spec), 0.0f, -1, -1};
+  if (variant) {
+    if (variant->struct_size < sizeof(size_t) ||
+        variant->struct_size > sizeof(attn_variant_spec))
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      "attn_variant_spec.struct_size is " +
+                          std::to_string(variant->struct_size) +
+                          " (expected sizeof(attn_variant_spec) = " +
+                          std::to_string(sizeof(attn_variant_spec)) + ")");
+    std::memcpy(&given, variant, variant->struct_size);
+  }
   *out = nullptr;
   if (spec->dtype < 0 || spec->dtype > 2)
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
@@ -79,6 +97,9 @@ attn_status attn_kernel_get(const attn_spec *spec, const char *target,
   s.perSequenceKvLens = spec->per_sequence_kv_lens != 0;
   s.varlen = spec->varlen != 0;
   s.pageSize = spec->page_size;
+  s.softcap = given.softcap;
+  s.windowLeft = given.window_left;
+  s.windowRight = given.window_right;
   std::string error = s.validate();
   if (!error.empty())
     return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);

@@ -125,8 +125,9 @@ _kernels_lock = threading.Lock()
 
 
 def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False,
-            varlen=False, page_size=0):
-    key = (dtype, d, dv, causal, gqa, lse, target, kv_lens, varlen, page_size)
+            varlen=False, page_size=0, variants=None):
+    key = (dtype, d, dv, causal, gqa, lse, target, kv_lens, varlen, page_size,
+           variants)
     handle = _kernels.get(key)
     if handle is not None:
         return handle
@@ -136,9 +137,17 @@ def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False,
             spec = _capi.Spec(dtype, d, dv, causal, gqa, int(lse),
                               int(kv_lens), int(varlen), page_size)
             out = ctypes.c_void_p()
-            _check(_capi.lib.attn_kernel_get(ctypes.byref(spec),
-                                             target.encode(),
-                                             ctypes.byref(out)))
+            if variants is None:
+                _check(_capi.lib.attn_kernel_get(ctypes.byref(spec),
+                                                 target.encode(),
+                                                 ctypes.byref(out)))
+            else:
+                softcap, left, right = variants
+                variant = _capi.VariantSpec(
+                    ctypes.sizeof(_capi.VariantSpec), softcap, left, right)
+                _check(_capi.lib.attn_kernel_get_variant(
+                    ctypes.byref(spec), ctypes.byref(variant),
+                    target.encode(), ctypes.byref(out)))
             handle = _kernels[key] = _KernelHandle(out.value)
     return handle
 
@@ -349,8 +358,47 @@ def _check_scale(scale):
     return scale
 
 
+def _check_variants(window_size, softcap):
+    """The built-in variants as the kernel key takes them: None for none,
+    else (softcap as a float32 value, left, right)."""
+    try:
+        left, right = window_size
+    except (TypeError, ValueError):
+        raise ValueError(f"window_size must be a pair (left, right), got "
+                         f"{window_size!r}") from None
+    for side in (left, right):
+        if (isinstance(side, bool) or not isinstance(side, numbers.Integral)
+                or not -1 <= side < 2**31):
+            raise ValueError(f"window_size sides must be ints, -1 "
+                             f"(unbounded) or in [0, 2**31), got "
+                             f"{window_size!r}")
+    if isinstance(softcap, bool) or not isinstance(softcap, numbers.Real):
+        raise TypeError(f"softcap must be a real number, not "
+                        f"{type(softcap).__name__} {softcap!r}")
+    softcap = float(softcap)
+    if not math.isfinite(softcap) or softcap < 0:
+        raise ValueError(f"softcap must be a finite number >= 0 (0: none), "
+                         f"got {softcap}")
+    # The kernel holds it as a float32 constant.
+    softcap = ctypes.c_float(softcap).value
+    if softcap == 0 and (left, right) == (-1, -1):
+        return None
+    return (softcap, int(left), int(right))
+
+
+_VARIANTS_DOC = """
+    Built-in variants, as flash_attn's (CPU so far: a CUDA call raises):
+    window_size=(left, right) a sliding window, query i seeing key j when
+    i + SKV - SQ - left <= j <= i + SKV - SQ + right on top of causal (-1:
+    that side unbounded; (1024, 0) is 1025 keys); softcap > 0 caps each
+    scaled score s to softcap * tanh(s / softcap) (Gemma 2). The LSE is
+    that of the capped, masked scores; a query seeing no key gives output
+    0 and LSE -inf."""
+
+
 def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
-                    return_lse=False, num_splits=0):
+                    return_lse=False, num_splits=0, window_size=(-1, -1),
+                    softcap=0.0):
     """softmax(scale * q @ k^T + mask) @ v, computed by a compiled kernel.
 
     q: [B, H, SQ, D], k: [B, HKV, SKV, D], v: [B, HKV, SKV, DV] for
@@ -373,19 +421,24 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     require grad while grad mode is on (no backward yet).
     """
     _check_num_splits(num_splits)
-    if _is_torch(q) or _is_torch(k) or _is_torch(v):
+    variants = _check_variants(window_size, softcap)
+    if variants is None and (_is_torch(q) or _is_torch(k) or _is_torch(v)):
         return (_torch_front or _load_torch_front()).flash_attention(
             q, k, v, causal, scale, layout, return_lse, num_splits)
     _check_layout(layout)
+    # (torch tensors with variants take the flash_attn-style calls' path,
+    # not the operator.)
     return _flash_attention_arrays(q, k, v, _lookup_causal(causal, _CAUSAL),
-                                   scale, layout, return_lse, num_splits)
+                                   scale, layout, return_lse, num_splits,
+                                   variants=variants)
 
 
 def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
                                  cache_seqlens, block_table=None,
                                  causal=None, scale=None,
                                  softmax_scale=None, return_lse=False,
-                                 num_splits=0, validate=False):
+                                 num_splits=0, validate=False,
+                                 window_size=(-1, -1), softcap=0.0):
     """Attention of new queries over a KV cache, as flash_attn's
     flash_attn_with_kvcache: q [B, SQ, H, D], k_cache / v_cache
     [B, S_max, HKV, D] (HKV dividing H), cache_seqlens [B] (int32, or int64
@@ -421,6 +474,7 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
     """
     scale, causal_code = _flash_attn_options(scale, softmax_scale,
                                              num_splits, causal)
+    variants = _check_variants(window_size, softcap)
     adapter = _adapter_for(q, k_cache, v_cache)
     B = q.shape[0] if q.ndim == 4 else None
     lens = adapter.indices(cache_seqlens, "cache_seqlens", q)
@@ -482,7 +536,7 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
         q, k_cache, v_cache, causal_code, scale, "bshd", return_lse,
         num_splits, kv_lens=adapter.contiguous_int32(lens),
         block_table=None if table is None else adapter.contiguous_int32(table),
-        page_size=page_size, adapter=adapter)
+        page_size=page_size, adapter=adapter, variants=variants)
 
 
 def _check_cache_indices(lens, capacity, table, page_size, pages):
@@ -509,7 +563,8 @@ _PAGE_SIZES = (16, 32, 64, 128, 256)
 def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
                            max_seqlen_q, max_seqlen_k, causal=None,
                            scale=None, softmax_scale=None, return_lse=False,
-                           num_splits=0, validate=False):
+                           num_splits=0, validate=False,
+                           window_size=(-1, -1), softcap=0.0):
     """Attention over a batch of sequences of different lengths packed
     without padding, as flash_attn's flash_attn_varlen_func: q
     [total_q, H, D], k / v [total_k, HKV, D] (HKV dividing H), cu_seqlens_q
@@ -527,6 +582,7 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     """
     scale, causal_code = _flash_attn_options(scale, softmax_scale,
                                              num_splits, causal)
+    variants = _check_variants(window_size, softcap)
     adapter = _adapter_for(q, k, v)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 3:
@@ -568,7 +624,7 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     result = _flash_attention_arrays(
         q[None], k[None], v[None], causal_code, scale, "bshd", return_lse,
         num_splits, varlen=(cus[0], cus[1], int(max_seqlen_q)),
-        adapter=adapter)
+        adapter=adapter, variants=variants)
     if return_lse:
         return result[0][0], result[1][0]
     return result[0]
@@ -610,7 +666,8 @@ _MAX_ARRAY_PLANS = 1024
 
 def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
                             num_splits, kv_lens=None, varlen=None,
-                            block_table=None, page_size=0, adapter=None):
+                            block_table=None, page_size=0, adapter=None,
+                            variants=None):
     """flash_attention on numpy arrays or torch tensors (through their
     adapter, not the torch operator: the flash_attn-style calls), with
     per-sequence key lengths when kv_lens (int32 [B], contiguous) is given,
@@ -640,12 +697,12 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
            scale, layout, return_lse, num_splits, page_size,
            varlen[2] if varlen else None,
            tuple(None if x is None else tuple(x.shape) for x in indices),
-           threading.get_ident())
+           variants, threading.get_ident())
     plan = _array_plans.get(key)
     if plan is None:
         plan = _make_array_plan(adapter, q, views, indices, causal_code,
                                 scale, layout, return_lse, num_splits,
-                                page_size, varlen)
+                                page_size, varlen, variants)
         if len(_array_plans) >= _MAX_ARRAY_PLANS:
             _array_plans.clear()
         _array_plans[key] = plan
@@ -688,7 +745,8 @@ def _checked_dims(adapter, views, page_size):
 
 
 def _make_array_plan(adapter, q, views, indices, causal_code, scale, layout,
-                     return_lse, num_splits, page_size, varlen):
+                     return_lse, num_splits, page_size, varlen,
+                     variants=None):
     """The checks and C arguments of _flash_attention_arrays for one key;
     the data pointers are the caller's to fill in."""
     lq, lk, lv = views
@@ -707,7 +765,7 @@ def _make_array_plan(adapter, q, views, indices, causal_code, scale, layout,
         target = adapter.target(q)
         plan.handle = _kernel(code, D, DV, causal_code, H // HKV,
                               return_lse, target, kv_lens is not None,
-                              varlen is not None, page_size)
+                              varlen is not None, page_size, variants)
     out = adapter.empty(q, plan.out_shape)
     lo = out if layout == "bhsd" else adapter.permute(out)
     tensors = [_tensor(adapter.pointer(t), *adapter.sizes_strides(t))
@@ -746,6 +804,12 @@ def _make_array_plan(adapter, q, views, indices, causal_code, scale, layout,
                 ctypes.byref(size)))
         plan.workspace_bytes = size.value
     return plan
+
+
+for _call in (flash_attention, flash_attention_with_kvcache,
+              flash_attention_varlen):
+    _call.__doc__ += _VARIANTS_DOC
+del _call
 
 
 # With torch already imported, the operators are registered now (so that

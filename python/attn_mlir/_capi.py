@@ -32,6 +32,15 @@ class Spec(ctypes.Structure):
     ]
 
 
+class VariantSpec(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("softcap", ctypes.c_float),
+        ("window_left", ctypes.c_int64),
+        ("window_right", ctypes.c_int64),
+    ]
+
+
 class Tensor(ctypes.Structure):
     _fields_ = [
         ("data", ctypes.c_void_p),
@@ -117,6 +126,10 @@ def _load():
     lib.attn_version.argtypes = []
     lib.attn_kernel_get.restype = c_int
     lib.attn_kernel_get.argtypes = [p(Spec), ctypes.c_char_p, p(ctypes.c_void_p)]
+    lib.attn_kernel_get_variant.restype = c_int
+    lib.attn_kernel_get_variant.argtypes = [p(Spec), p(VariantSpec),
+                                            ctypes.c_char_p,
+                                            p(ctypes.c_void_p)]
     lib.attn_kernel_get_info.restype = c_int
     lib.attn_kernel_get_info.argtypes = [ctypes.c_void_p, p(KernelInfo)]
     lib.attn_kernel_launch.restype = c_int

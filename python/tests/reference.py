@@ -4,10 +4,14 @@ compiler) and the comparison the tests use."""
 import numpy as np
 
 
-def attention(q, k, v, causal=None, scale=None):
+def attention(q, k, v, causal=None, scale=None, window=(-1, -1),
+              softcap=0.0):
     """q [B,H,SQ,D], k [B,HKV,SKV,D], v [B,HKV,SKV,DV] (logical layout, any
     dtype) -> (out [B,H,SQ,DV], lse [B,H,SQ]) in float64. causal: None,
-    "top_left" or "bottom_right". Fully masked rows: out 0, lse -inf."""
+    "top_left" or "bottom_right". window (left, right): flash_attn's
+    window_size (query i sees key j when i + SKV - SQ - left <= j <=
+    i + SKV - SQ + right; -1 unbounded); softcap > 0: scores become
+    softcap * tanh(score / softcap). Fully masked rows: out 0, lse -inf."""
     q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
     B, H, SQ, D = q.shape
     SKV = k.shape[2]
@@ -17,8 +21,15 @@ def attention(q, k, v, causal=None, scale=None):
     if scale is None:
         scale = 1.0 / np.sqrt(D)
     s = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+    if softcap:
+        s = softcap * np.tanh(s / softcap)
     i = np.arange(SQ)[:, None]
     j = np.arange(SKV)[None, :]
+    left, right = window
+    if left >= 0:
+        s = np.where(j >= i + SKV - SQ - left, s, -np.inf)
+    if right >= 0:
+        s = np.where(j <= i + SKV - SQ + right, s, -np.inf)
     if causal == "top_left":
         s = np.where(j <= i, s, -np.inf)
     elif causal == "bottom_right":
@@ -53,10 +64,12 @@ def rel_l2(out, ref):
 BOUND = {"float16": 2e-3, "bfloat16": 1e-2, "float32": 1e-5}
 
 
-def check_against_reference(q, k, v, causal, out, lse, bound, what):
+def check_against_reference(q, k, v, causal, out, lse, bound, what,
+                            **variants):
     """Asserts that out and lse (logical [1, H, SQ, DV] and [1, H, SQ]) are
-    within `bound` of the float64 attention of q, k, v (logical layout)."""
-    ref_out, ref_lse = attention(q, k, v, causal)
+    within `bound` of the float64 attention of q, k, v (logical layout);
+    `variants`: attention's window and softcap."""
+    ref_out, ref_lse = attention(q, k, v, causal, **variants)
     err, lse_err = rel_l2(out, ref_out), rel_l2(lse, ref_lse)
     assert err <= bound, f"{what}: output rel_l2 {err:.3e} > {bound}"
     assert lse_err <= bound, f"{what}: lse rel_l2 {lse_err:.3e} > {bound}"

@@ -724,6 +724,54 @@ TEST_F(JitApiTest, CApiRunsAndReportsErrors) {
 // The C API's targets go through the same chip check: an unserved chip is
 // ATTN_ERROR_INVALID_ARGUMENT with the chips served, a Blackwell chip
 // compiles to PTX (no driver needed).
+// attn_kernel_get_variant: a variant spec compiles a kernel that matches
+// the reference with the same variants; a struct_size the library cannot
+// read, a bad window and a CUDA target are errors with messages.
+TEST_F(JitApiTest, CApiVariants) {
+  attn_spec spec = {ATTN_F32, 32, 0, ATTN_CAUSAL_BOTTOM_RIGHT, 1, 0};
+  attn_variant_spec variant = {sizeof(attn_variant_spec), 6.0f, 20, 0};
+  attn_kernel *kernel = nullptr;
+  ASSERT_EQ(attn_kernel_get_variant(&spec, &variant, "cpu", &kernel), ATTN_OK)
+      << attn_last_error();
+  AttentionSpec cxx = makeSpec(DType::F32, 32, CausalKind::BottomRight);
+  cxx.softcap = 6.0f;
+  cxx.windowLeft = 20;
+  cxx.windowRight = 0;
+  Problem p(cxx, 1, 2, 40, 90, "bhsd", 5);
+  attn_tensor t[4];
+  const TensorRef *refs[4] = {&p.args.q, &p.args.k, &p.args.v, &p.args.o};
+  for (int i = 0; i < 4; ++i) {
+    t[i] = {refs[i]->data, 4, {0, 0, 0, 0}, {0, 0, 0, 0}};
+    for (int d = 0; d < 4; ++d) {
+      t[i].sizes[d] = refs[i]->sizes[d];
+      t[i].strides[d] = refs[i]->strides[d];
+    }
+  }
+  ASSERT_EQ(attn_kernel_launch(kernel, &t[0], &t[1], &t[2], &t[3], nullptr,
+                               nullptr, nullptr),
+            ATTN_OK)
+      << attn_last_error();
+  EXPECT_LE(p.error(cxx, 1.0 / std::sqrt(32.0)), 1e-5);
+  attn_kernel_release(kernel);
+
+  attn_variant_spec bad = variant;
+  bad.struct_size = sizeof(attn_variant_spec) + 8;
+  EXPECT_EQ(attn_kernel_get_variant(&spec, &bad, "cpu", &kernel),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(attn_last_error()).find("struct_size"),
+            std::string::npos);
+  bad = variant;
+  bad.window_left = -7;
+  EXPECT_EQ(attn_kernel_get_variant(&spec, &bad, "cpu", &kernel),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(attn_last_error()).find("window size -7"),
+            std::string::npos);
+  EXPECT_EQ(attn_kernel_get_variant(&spec, &variant, "cuda:sm_90a", &kernel),
+            ATTN_ERROR_COMPILE);
+  EXPECT_NE(std::string(attn_last_error()).find("CPU target only"),
+            std::string::npos);
+}
+
 TEST_F(JitApiTest, CApiChipsAreCheckedNotAborted) {
   attn_spec spec = {ATTN_F16, 64, 0, ATTN_CAUSAL_NONE, 1, 0};
   attn_kernel *kernel = nullptr;
