@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <tuple>
 
@@ -87,6 +88,11 @@ std::string AttentionSpec::variantsText() const {
     text += " window=" + std::to_string(windowLeft) + "," +
             std::to_string(windowRight);
   return text;
+}
+
+bool attn::gpuVariantsEnabled() {
+  const char *value = std::getenv("ATTN_GPU_VARIANTS");
+  return value && std::string(value) == "1";
 }
 
 /// The chips the compiler serves (GpuChips.h): checked here, before any

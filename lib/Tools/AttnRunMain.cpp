@@ -491,6 +491,10 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     return kOk;
   }
   bool onGpu = opts.target == "cuda";
+  if (onGpu && specOf(opts).hasVariants() && !::attn::gpuVariantsEnabled())
+    return fail("--softcap and --window on the GPU are compiled but not yet "
+                "checked on one: set ATTN_GPU_VARIANTS=1 to run them anyway "
+                "(--emit-ptx with --target cpu writes their PTX)");
 
   DialectRegistry registry;
   registerAttnDialects(registry);

@@ -387,8 +387,8 @@ def _check_variants(window_size, softcap):
 
 
 _VARIANTS_DOC = """
-    Built-in variants, as flash_attn's (CPU so far: a CUDA call raises):
-    window_size=(left, right) a sliding window, query i seeing key j when
+    Built-in variants, as flash_attn's (on CUDA only with
+    ATTN_GPU_VARIANTS=1 until checked on a GPU): window_size=(left, right) a sliding window, query i seeing key j when
     i + SKV - SQ - left <= j <= i + SKV - SQ + right on top of causal (-1:
     that side unbounded; (1024, 0) is 1025 keys); softcap > 0 caps each
     scaled score s to softcap * tanh(s / softcap) (Gemma 2). The LSE is

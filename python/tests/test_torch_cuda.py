@@ -48,9 +48,11 @@ def rel_l2(out, ref):
     return float(torch.linalg.norm(diff) / (norm if norm > 0 else 1.0))
 
 
-def reference(q, k, v, causal=None, scale=None):
+def reference(q, k, v, causal=None, scale=None, window=(-1, -1),
+              softcap=0.0):
     """float64 attention on the GPU; q [B,H,SQ,D] logical layout. Returns
-    (out, lse); fully masked rows give 0 and -inf."""
+    (out, lse); fully masked rows give 0 and -inf. window, softcap: as
+    reference.attention (flash_attn's window_size and softcap)."""
     q, k, v = q.double(), k.double(), v.double()
     B, H, SQ, D = q.shape
     SKV = k.shape[2]
@@ -59,8 +61,14 @@ def reference(q, k, v, causal=None, scale=None):
     v = v.repeat_interleave(g, dim=1)
     scale = 1.0 / math.sqrt(D) if scale is None else scale
     s = scale * q @ k.transpose(-1, -2)
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
     i = torch.arange(SQ, device=q.device)[:, None]
     j = torch.arange(SKV, device=q.device)[None, :]
+    if window[0] >= 0:
+        s = s.masked_fill(~(j >= i + SKV - SQ - window[0]), -math.inf)
+    if window[1] >= 0:
+        s = s.masked_fill(~(j <= i + SKV - SQ + window[1]), -math.inf)
     if causal == "top_left":
         s = s.masked_fill(~(j <= i), -math.inf)
     elif causal == "bottom_right":

@@ -77,8 +77,9 @@ struct AttentionSpec {
   /// the scale. A sliding window: query i sees key j when
   /// i + d - windowLeft <= j <= i + d + windowRight, d = seq_kv - seq_q
   /// (0 with perSequenceKvLens, whose query positions already count from
-  /// the start of the cache); -1 leaves that side unbounded. CPU targets
-  /// only for now.
+  /// the start of the cache); -1 leaves that side unbounded. On CUDA
+  /// targets they need ATTN_GPU_VARIANTS=1 until a GPU run has checked
+  /// them (gpuVariantsEnabled).
   float softcap = 0.0f;
   int64_t windowLeft = -1, windowRight = -1;
   /// Whether any built-in variant is on.
@@ -95,6 +96,11 @@ struct AttentionSpec {
   /// The built-in variants' part of str() ("" when none).
   std::string variantsText() const;
 };
+
+/// Whether CUDA kernels with variants (softcap, windows) may be made: their
+/// PTX is checked, their numbers not yet on a GPU, so they wait for
+/// ATTN_GPU_VARIANTS=1 in the environment.
+bool gpuVariantsEnabled();
 
 /// Where a kernel runs.
 struct Target {

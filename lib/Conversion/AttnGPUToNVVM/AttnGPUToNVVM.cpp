@@ -318,6 +318,7 @@ struct ConvertAttnGPUToNVVMPass
     populateMmaToNVVMPatterns(converter, patterns);
     populateWgmmaToNVVMPatterns(converter, patterns);
     populateSoftmaxToNVVMPatterns(converter, patterns);
+    populateVariantsToNVVMPatterns(converter, patterns);
     populateStoreToNVVMPatterns(converter, patterns);
     // scf.for / scf.if / scf.yield carrying tiles and tokens.
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AccumulatorMaps.h"
 #include "FragmentLayout.h"
 #include "attn/Conversion/AttnGPUToNVVM/AttnGPUToNVVM.h"
 
@@ -24,7 +25,8 @@
 using namespace mlir;
 using namespace mlir::attngpu;
 
-namespace {
+// The helpers AccumulatorMaps.h declares (VariantsToNVVM.cpp uses them too).
+namespace mlir::attngpu {
 
 Value f32Constant(OpBuilder &b, Location loc, double value) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(value)));
@@ -45,7 +47,7 @@ Value lg2(OpBuilder &b, Location loc, Value x) {
 }
 
 /// The max or sum of `x` over the four lanes holding one row.
-Value rowReduce(OpBuilder &b, Location loc, Value x, bool max) {
+static Value rowReduce(OpBuilder &b, Location loc, Value x, bool max) {
   for (int32_t offset : {1, 2}) {
     Value other = gpu::ShuffleOp::create(b, loc, x, offset, /*width=*/32,
                                          gpu::ShuffleMode::XOR)
@@ -56,11 +58,11 @@ Value rowReduce(OpBuilder &b, Location loc, Value x, bool max) {
   return x;
 }
 
-Value extract(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> pos) {
+static Value extract(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> pos) {
   return vector::ExtractOp::create(b, loc, v, pos);
 }
 
-Value insert(OpBuilder &b, Location loc, Value x, Value v,
+static Value insert(OpBuilder &b, Location loc, Value x, Value v,
              ArrayRef<int64_t> pos) {
   return vector::InsertOp::create(b, loc, x, v, pos);
 }
@@ -84,7 +86,7 @@ Value mapAccumulator(
 
 /// `scores` with -inf where `hidden(m, n, half, e)` (an i1) holds: the one
 /// shape of both masks.
-Value maskAccumulator(
+static Value maskAccumulator(
     OpBuilder &b, Location loc, Value scores, const FragmentShape &shape,
     function_ref<Value(int64_t, int64_t, int64_t, int64_t)> hidden) {
   Value negInf = f32Constant(b, loc, -INFINITY);
@@ -100,7 +102,7 @@ Value maskAccumulator(
 /// `masked(b)` where `needed` (an i1 uniform over the warp) holds, the
 /// scores as they are otherwise: a block with nothing to hide skips the
 /// per-element compares and selects.
-Value maskIf(OpBuilder &b, Location loc, Value needed, Value scores,
+static Value maskIf(OpBuilder &b, Location loc, Value needed, Value scores,
              function_ref<Value(OpBuilder &)> masked) {
   auto branch = scf::IfOp::create(b, loc, TypeRange{scores.getType()}, needed,
                                   /*withElse=*/true);
@@ -119,6 +121,10 @@ Value fragmentCol(OpBuilder &b, Location loc, const ThreadCoords &thread,
       arith::MulIOp::create(b, loc, thread.inGroup, indexConstant(b, loc, 2)),
       indexConstant(b, loc, n * 8 + e));
 }
+
+} // namespace mlir::attngpu
+
+namespace {
 
 struct MaskKVBoundLowering : public OpConversionPattern<MaskKVBoundOp> {
   using OpConversionPattern::OpConversionPattern;

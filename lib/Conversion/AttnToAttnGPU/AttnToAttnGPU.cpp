@@ -132,6 +132,8 @@ LogicalResult convertKernelOps(gpu::GPUFuncOp func,
   // What the patterns create and the scalar code around the tiles is legal.
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   target.addIllegalDialect<AttnDialect>();
+  // The scalar code of variant regions moves into attngpu ops as it is.
+  target.addLegalOp<YieldOp, SeqLenOp>();
   target.addIllegalOp<func::ReturnOp>();
   // A gather's loads go with it.
   target.addDynamicallyLegalOp<TileLoadOp>(

@@ -69,6 +69,30 @@ struct MaskCausalToAttnGPU : OpConversionPattern<MaskCausalOp> {
   }
 };
 
+/// attn.score_mod / attn.mask_mod as their attngpu forms, the region moved
+/// over as it is (its lowering needs the accumulator layout).
+template <typename AttnOp, typename GpuOp>
+struct VariantTileToAttnGPU : OpConversionPattern<AttnOp> {
+  using OpConversionPattern<AttnOp>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AttnOp op, typename AttnOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type type = this->getTypeConverter()->convertType(op.getType());
+    if (!type)
+      return failure();
+    OperationState state(op.getLoc(), GpuOp::getOperationName());
+    state.addOperands(adaptor.getOperands());
+    state.addTypes(type);
+    state.addAttributes(op->getAttrs());
+    state.addRegion();
+    Operation *tile = rewriter.create(state);
+    rewriter.inlineRegionBefore(op.getBody(), tile->getRegion(0),
+                                tile->getRegion(0).end());
+    rewriter.replaceOp(op, tile->getResults());
+    return success();
+  }
+};
+
 struct FinalizeToAttnGPU : OpConversionPattern<FinalizeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -118,6 +142,8 @@ void mlir::attn::to_attngpu::populateRegisterTilePatterns(
                ProgramQueryToGpu<NumProgramsOp, gpu::GridDimOp>,
                ReturnToGpuReturn,
                MaskKVBoundToAttnGPU, MaskCausalToAttnGPU, FinalizeToAttnGPU,
+               VariantTileToAttnGPU<ScoreModOp, ag::ScoreModOp>,
+               VariantTileToAttnGPU<MaskModOp, ag::MaskModOp>,
                SplatConstantToSplat, TruncFIntoStore>(converter,
                                                       patterns.getContext());
 }

@@ -49,7 +49,9 @@ public:
       return inRegisters(store, store.getValue(), "stores");
     if (auto dot = dyn_cast<DotOp>(op))
       return checkDot(dot);
-    if (isa<MaskKVBoundOp, MaskCausalOp, FinalizeOp>(op))
+    // (A variant op's region is scalar code: not walked.)
+    if (isa<MaskKVBoundOp, MaskCausalOp, ScoreModOp, MaskModOp, FinalizeOp>(
+            op))
       return inRegisters(op, op->getOperands());
     if (auto softmax = dyn_cast<OnlineSoftmaxOp>(op))
       return checkSoftmax(softmax);

@@ -220,21 +220,3 @@ func.func @gathered_load_read_twice(%K: !t) attributes {attn.block_m = 64 : i64}
   return
 }
 
-// -----
-
-// Variant regions have no GPU lowering yet: refused at the op.
-!t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
-func.func @mask_mod_on_gpu(%Q: !t, %K: !t) attributes {attn.block_m = 64 : i64} {
-  %c0 = arith.constant 0 : index
-  %q = attn.tile_load %Q[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<64x64xf16>
-  %k = attn.tile_load %K[%c0, %c0, %c0, %c0] dims = [2, 3] : !t -> tensor<64x64xf16>
-  %s = attn.dot %q, %k {transpose_b} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
-  // expected-error @+1 {{'attn.mask_mod' op on tiles is not supported by the attngpu schedule}}
-  %m = attn.mask_mod %s at (%c0, %c0) rows [%c0, %c0) cols [%c0, %c0)
-      lengths (%c0, %c0) : tensor<64x64xf32> {
-  ^bb0(%b: i32, %h: i32, %qi: i32, %kvi: i32):
-    %seen = arith.cmpi sge, %qi, %kvi : i32
-    attn.yield %seen : i1
-  }
-  return
-}

@@ -145,7 +145,7 @@ func.func @seq_len_outside() -> i32 {
 // -----
 
 func.func @yield_outside() {
-  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.flash_attention, attn.score_mod, attn.mask_mod'}}
+  // expected-error @+1 {{'attn.yield' op ends a score_mod or mask_mod region, and is only valid there}}
   attn.yield
 }
 

@@ -45,6 +45,9 @@ void populateWgmmaToNVVMPatterns(const TypeConverter &converter,
 /// finalize.
 void populateSoftmaxToNVVMPatterns(const TypeConverter &converter,
                                    RewritePatternSet &patterns);
+/// score_mod, mask_mod (variant regions per accumulator element).
+void populateVariantsToNVVMPatterns(const TypeConverter &converter,
+                                    RewritePatternSet &patterns);
 /// store.
 void populateStoreToNVVMPatterns(const TypeConverter &converter,
                                  RewritePatternSet &patterns);

@@ -425,11 +425,23 @@ LogicalResult FlashAttentionOp::verifyRegions() {
                              /*mayBeEmpty=*/true);
 }
 
+/// Whether `op` sits directly in a score_mod or mask_mod region.
+static bool inVariantRegion(Operation *op) {
+  Operation *parent = op->getParentOp();
+  return parent && parent->hasTrait<HoldsVariantRegions>();
+}
+
 LogicalResult SeqLenOp::verify() {
-  if (!isa_and_nonnull<FlashAttentionOp, ScoreModOp, MaskModOp>(
-          (*this)->getParentOp()))
+  if (!inVariantRegion(*this))
     return emitOpError() << "is only valid inside a score_mod or mask_mod "
                             "region";
+  return success();
+}
+
+LogicalResult YieldOp::verify() {
+  if (!inVariantRegion(*this))
+    return emitOpError() << "ends a score_mod or mask_mod region, and is "
+                            "only valid there";
   return success();
 }
 

@@ -153,9 +153,10 @@ static Value emitGuardedDivision(OpBuilder &b, Location loc, Operation *op,
   return arith::SelectOp::create(b, loc, isZero, zero, result);
 }
 
-Value mlir::attn::emitVariantRegion(OpBuilder &b, Location loc,
-                                    Region &region, ValueRange args,
-                                    Value queryLen, Value keyLen) {
+Value mlir::attn::emitVariantRegion(
+    OpBuilder &b, Location loc, Region &region, ValueRange args,
+    Value queryLen, Value keyLen,
+    function_ref<Value(OpBuilder &, Operation *, ValueRange)> lowerMath) {
   Block &block = region.front();
   IRMapping mapping;
   mapping.map(block.getArguments(), args);
@@ -181,6 +182,13 @@ Value mlir::attn::emitVariantRegion(OpBuilder &b, Location loc,
                                         divisor));
         continue;
       }
+    }
+    if (lowerMath && isa<math::MathDialect>(inner.getDialect())) {
+      SmallVector<Value> operands;
+      for (Value operand : inner.getOperands())
+        operands.push_back(mapping.lookup(operand));
+      mapping.map(inner.getResult(0), lowerMath(b, &inner, operands));
+      continue;
     }
     b.clone(inner, mapping);
   }

@@ -312,7 +312,8 @@ void TileProgramBuilder::build() {
   // lengths (a KV cache) query positions count from the start of the
   // cache, the queries being its last positions.
   Value qFirst = m0, qEnd = qLen;
-  if (op.getKvLens()) {
+  bool hasVariants = !op.getScoreMod().empty() || !op.getMaskMod().empty();
+  if (hasVariants && op.getKvLens()) {
     Value cached = arith::SubIOp::create(b, loc, kvLen, qLen);
     qFirst = arith::AddIOp::create(b, loc, cached, m0);
     qEnd = kvLen;

@@ -607,6 +607,24 @@ LogicalResult MaskCausalOp::verify() {
   return verifyAccumulator(*this, getScores().getType(), "scores");
 }
 
+LogicalResult ScoreModOp::verify() {
+  return verifyAccumulator(*this, getScores().getType(), "scores");
+}
+
+LogicalResult ScoreModOp::verifyRegions() {
+  return attn::verifyVariantRegion(*this, getBody(), attn::VariantKind::Score,
+                                   /*mayBeEmpty=*/false);
+}
+
+LogicalResult MaskModOp::verify() {
+  return verifyAccumulator(*this, getScores().getType(), "scores");
+}
+
+LogicalResult MaskModOp::verifyRegions() {
+  return attn::verifyVariantRegion(*this, getBody(), attn::VariantKind::Mask,
+                                   /*mayBeEmpty=*/false);
+}
+
 LogicalResult SoftmaxStepOp::verify() {
   TileType scores = getScores().getType();
   if (failed(verifyAccumulator(*this, scores, "scores")) ||

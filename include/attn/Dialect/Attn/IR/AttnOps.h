@@ -4,6 +4,7 @@
 #define ATTN_DIALECT_ATTN_IR_ATTNOPS_H
 
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/IR/VariantRegions.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"

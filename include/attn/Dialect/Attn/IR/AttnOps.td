@@ -11,6 +11,7 @@
 include "attn/Dialect/Attn/IR/AttnDialect.td"
 include "attn/Dialect/Attn/IR/AttnAttrs.td"
 include "attn/Dialect/Attn/IR/AttnTypes.td"
+include "attn/Dialect/Attn/IR/VariantTraits.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
@@ -421,8 +422,7 @@ def Attn_FinalizeOp : Attn_Op<"finalize", [Pure,
 // Variants: score and mask modifications
 //===----------------------------------------------------------------------===//
 
-def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["FlashAttentionOp", "ScoreModOp", "MaskModOp"]>]> {
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator]> {
   let summary = "the value of a score_mod or mask_mod region";
   let description = [{
     Ends a variant region with the modified score (f32, `score_mod`) or
@@ -434,6 +434,7 @@ def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator,
   }];
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let hasVerifier = 1;
 }
 
 def Attn_SeqLenOp : Attn_Op<"seq_len", [Pure]> {
@@ -457,7 +458,7 @@ def Attn_SeqLenOp : Attn_Op<"seq_len", [Pure]> {
 // The index operands of the tile-level variant ops.
 class Attn_VariantTileOp<string mnemonic, list<Trait> traits = []>
     : Attn_Op<mnemonic, !listconcat(traits, [Pure, IsolatedFromAbove,
-        AllTypesMatch<["scores", "result"]>])> {
+        AllTypesMatch<["scores", "result"]>, Attn_HoldsVariantRegions])> {
   let results = (outs Attn_F32Tile:$result);
   let regions = (region SizedRegion<1>:$body);
   let hasVerifier = 1;
@@ -526,7 +527,8 @@ def Attn_MaskModOp : Attn_VariantTileOp<"mask_mod"> {
 //===----------------------------------------------------------------------===//
 
 def Attn_FlashAttentionOp : Attn_Op<"flash_attention",
-    [AttrSizedOperandSegments, IsolatedFromAbove]> {
+    [AttrSizedOperandSegments, IsolatedFromAbove,
+     Attn_HoldsVariantRegions]> {
   let summary = "scaled dot-product attention over strided tensors";
   let description = [{
     `output = softmax(scale * query * key^T + mask) * value` per batch and

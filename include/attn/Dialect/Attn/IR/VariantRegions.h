@@ -10,9 +10,16 @@
 #define ATTN_DIALECT_ATTN_IR_VARIANTREGIONS_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/Region.h"
 
 namespace mlir::attn {
+
+/// Marks the ops whose regions are variant regions (VariantTraits.td):
+/// attn.yield and attn.seq_len are valid directly inside them.
+template <typename ConcreteType>
+class HoldsVariantRegions
+    : public OpTrait::TraitBase<ConcreteType, HoldsVariantRegions> {};
 
 enum class VariantKind { Score, Mask };
 
@@ -32,8 +39,13 @@ LogicalResult verifyVariantRegion(Operation *op, Region &region,
 /// `keyLen` (i32), and returns the yielded value. Integer division and
 /// remainder by a value that may be 0 (or -1, signed) are guarded so that
 /// they never trap: x / 0 and x % 0 give 0, x / -1 gives -x (wrapping).
-Value emitVariantRegion(OpBuilder &b, Location loc, Region &region,
-                        ValueRange args, Value queryLen, Value keyLen);
+/// `lowerMath`, when given, emits each math op instead of a clone (the
+/// GPU's instructions in place of libdevice calls): it gets the op and its
+/// mapped operands and returns the result.
+Value emitVariantRegion(
+    OpBuilder &b, Location loc, Region &region, ValueRange args,
+    Value queryLen, Value keyLen,
+    function_ref<Value(OpBuilder &, Operation *, ValueRange)> lowerMath = {});
 
 } // namespace mlir::attn
 

@@ -4,6 +4,7 @@
 #define ATTN_DIALECT_ATTNGPU_IR_ATTNGPUOPS_H
 
 #include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
+#include "attn/Dialect/Attn/IR/VariantRegions.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"

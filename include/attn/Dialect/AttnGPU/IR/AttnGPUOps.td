@@ -12,6 +12,7 @@
 include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.td"
 include "attn/Dialect/AttnGPU/IR/AttnGPUAttrs.td"
 include "attn/Dialect/AttnGPU/IR/AttnGPUTypes.td"
+include "attn/Dialect/Attn/IR/VariantTraits.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/RegionKindInterface.td"
@@ -541,6 +542,56 @@ def AttnGPU_MaskCausalOp : AttnGPU_Op<"mask_causal",
     `diagonal` `=` $diagonal attr-dict `:` qualified(type($scores))
   }];
   let hasVerifier = 1;
+}
+
+// The tile ops of the attn dialect's variant regions, on accumulator tiles.
+class AttnGPU_VariantTileOp<string mnemonic>
+    : AttnGPU_Op<mnemonic, [Pure, IsolatedFromAbove,
+        AllTypesMatch<["scores", "result"]>, Attn_HoldsVariantRegions]> {
+  let results = (outs AttnGPU_Tile:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def AttnGPU_ScoreModOp : AttnGPU_VariantTileOp<"score_mod"> {
+  let summary = "a score_mod region applied to an accumulator tile";
+  let description = [{
+    `attn.score_mod` on an accumulator tile: each element this thread holds
+    becomes `body(score * scale, batch, head, q_idx, kv_idx)`, with
+    `q_idx = min(q_start + row, q_end - 1)` and
+    `kv_idx = min(kv_start + col, kv_end - 1)`; `attn.seq_len` reads
+    `q_len` / `kv_len`. Math ops become GPU instructions (`tanh.approx`,
+    `ex2.approx`, ...), never libdevice calls.
+  }];
+  let arguments = (ins AttnGPU_Tile:$scores, F32:$scale, Index:$batch,
+                       Index:$head, Index:$q_start, Index:$q_end,
+                       Index:$kv_start, Index:$kv_end, Index:$q_len,
+                       Index:$kv_len);
+  let assemblyFormat = [{
+    $scores `scale` $scale `at` `(` $batch `,` $head `)`
+    `rows` `[` $q_start `,` $q_end `)` `cols` `[` $kv_start `,` $kv_end `)`
+    `lengths` `(` $q_len `,` $kv_len `)` attr-dict `:` qualified(type($scores))
+    $body
+  }];
+}
+
+def AttnGPU_MaskModOp : AttnGPU_VariantTileOp<"mask_mod"> {
+  let summary = "a mask_mod region applied to an accumulator tile";
+  let description = [{
+    `attn.mask_mod` on an accumulator tile: elements whose
+    `body(batch, head, q_idx, kv_idx)` is false become -inf (positions as
+    in `attngpu.score_mod`).
+  }];
+  let arguments = (ins AttnGPU_Tile:$scores, Index:$batch, Index:$head,
+                       Index:$q_start, Index:$q_end, Index:$kv_start,
+                       Index:$kv_end, Index:$q_len, Index:$kv_len);
+  let assemblyFormat = [{
+    $scores `at` `(` $batch `,` $head `)`
+    `rows` `[` $q_start `,` $q_end `)` `cols` `[` $kv_start `,` $kv_end `)`
+    `lengths` `(` $q_len `,` $kv_len `)` attr-dict `:` qualified(type($scores))
+    $body
+  }];
 }
 
 def AttnGPU_SoftmaxStepOp : AttnGPU_Op<"softmax_step",

@@ -1,0 +1,85 @@
+// Variant regions on an accumulator tile (hand-written attngpu): each
+// element a thread holds runs the region with its clamped positions; math
+// becomes instructions (tanh.approx, ex2/lg2.approx, LLVM intrinsics),
+// never a libdevice (__nv_*) call.
+// RUN: attn-opt %s --attngpu-allocate-shared --attngpu-insert-barriers --convert-attngpu-to-nvvm | FileCheck %s --check-prefix=NVVM
+// RUN: attn-opt %s --attngpu-lower-to-ptx | FileCheck %s --check-prefixes=PTX,HAND
+// The generated kernels too, with the built-ins, on mma.sync (sm_80) and
+// wgmma (sm_90a):
+// RUN: attn-run --target cpu --emit-ptx %t.sm80.ptx --chip sm_80 --batch 1 --heads 1 --seqlen-q 4 --seqlen-kv 4 --head-dim 64 --dtype f16 --layout bhsd --softcap 30 --window 16,0 > /dev/null
+// RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
+// RUN: attn-run --target cpu --emit-ptx %t.sm90.ptx --batch 1 --heads 1 --seqlen-q 4 --seqlen-kv 4 --head-dim 128 --dtype bf16 --layout bshd --causal bottom_right --softcap 50 --window 1024,0 > /dev/null
+// RUN: FileCheck %s --check-prefixes=PTX,WGMMA < %t.sm90.ptx
+
+!g = memref<?x64xf16, strided<[?, 1], offset: ?>>
+!out = memref<?x64xf32, strided<[?, 1], offset: ?>>
+!s = !attngpu.shared<64x64xf16, xor_rows>
+!a = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, a, warps = 4>>
+!b = !attngpu.tile<64x64xf16, #attngpu.mma<mma_sync, b, warps = 4>>
+!acc = !attngpu.tile<64x64xf32, #attngpu.mma<mma_sync, acc, warps = 4>>
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @modded(%q: !g, %k: !g, %o: !out, %scale: f32, %n: index) kernel
+        attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %qs = attngpu.alloc_shared : !s
+      %ks = attngpu.alloc_shared : !s
+      %tq = attngpu.async_copy %q[%c0, %c0] dims = [0, 1] boundary_check = [0] padding = zero into %qs[%c0] : !g, !s
+      %tk = attngpu.async_copy %k[%c0, %c0] dims = [0, 1] into %ks[%c0] : !g, !s
+      attngpu.async_wait %tq
+      %qa = attngpu.local_load %qs[%c0] : !s -> !a
+      attngpu.async_wait %tk
+      %kb = attngpu.local_load %ks[%c0] transpose : !s -> !b
+      %zero = attngpu.splat 0.0 : !acc
+      %s = attngpu.mma %qa, %kb, %zero : !a, !b -> !acc
+      %t = attngpu.score_mod %s scale %scale at (%c0, %c0) rows [%c0, %n)
+          cols [%c0, %n) lengths (%n, %n) : !acc {
+      ^bb0(%x: f32, %bb: i32, %h: i32, %qi: i32, %kvi: i32):
+        %th = math.tanh %x : f32
+        %e = math.exp %th : f32
+        %l = math.log %e : f32
+        %a = math.absf %l : f32
+        %r = math.sqrt %a : f32
+        %f = math.floor %r : f32
+        %y = math.fma %f, %th, %x : f32
+        attn.yield %y : f32
+      }
+      %u = attngpu.mask_mod %t at (%c0, %c0) rows [%c0, %n) cols [%c0, %n)
+          lengths (%n, %n) : !acc {
+      ^bb0(%bb: i32, %h: i32, %qi: i32, %kvi: i32):
+        %sk = attn.seq_len key
+        %d = arith.subi %qi, %kvi : i32
+        %ad = math.absi %d : i32
+        %seen = arith.cmpi slt, %ad, %sk : i32
+        attn.yield %seen : i1
+      }
+      attngpu.store %u, %o[%c0, %c0] dims = [0, 1] boundary_check = [0] : !acc, !out
+      gpu.return
+    }
+  }
+}
+
+// NVVM-LABEL: gpu.func @modded
+// NVVM-NOT: attngpu.
+// NVVM-NOT: attn.
+// NVVM-NOT: math.
+// NVVM: nvvm.inline_ptx "tanh.approx.f32 $0, $1;"
+// NVVM: nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// NVVM: nvvm.inline_ptx "lg2.approx.ftz.f32 $0, $1;"
+// NVVM: nvvm.inline_ptx "abs.f32 $0, $1;"
+// NVVM: nvvm.inline_ptx "sqrt.rn.f32 $0, $1;"
+// NVVM: nvvm.inline_ptx "cvt.rmi.f32.f32 $0, $1;"
+// NVVM: llvm.intr.fma
+// NVVM: arith.minsi
+// NVVM: llvm.intr.abs
+// NVVM: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+
+// PTX: .entry
+// PTX-NOT: __nv_
+// PTX: tanh.approx.f32
+// HAND-DAG: sqrt.rn.f32
+// HAND-DAG: cvt.rmi.f32.f32
+// HAND-DAG: fma.rn.f32
+// HAND-DAG: abs.s32
+// WGMMA: wgmma.mma_async
