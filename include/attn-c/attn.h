@@ -83,6 +83,14 @@ typedef struct attn_variant_spec {
    *  the cache); -1 leaves that side unbounded. */
   int64_t window_left;
   int64_t window_right;
+  /** FlexAttention-style functions as MLIR text of one func.func each
+   *  (NULL or "": none): score_mod (%score: f32, %b: i32, %h: i32,
+   *  %q_idx: i32, %kv_idx: i32) -> f32 on the scaled score, after softcap;
+   *  mask_mod (%b: i32, %h: i32, %q_idx: i32, %kv_idx: i32) -> i1, true
+   *  where the key is seen, and'ed with causal and the window. Straight-line
+   *  arith and math; errors name the line. */
+  const char *score_mod_mlir;
+  const char *mask_mod_mlir;
 } attn_variant_spec;
 
 /** A strided tensor: sizes and strides in elements, logical order

@@ -67,7 +67,8 @@ attn_status attn_kernel_get_variant(const attn_spec *spec,
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                     "attn_kernel_get: spec, target and out must not be NULL");
   // The fields the caller's struct has (it may predate later ones).
-  attn_variant_spec given = {sizeof(attn_variant_spec), 0.0f, -1, -1};
+  attn_variant_spec given = {sizeof(attn_variant_spec), 0.0f, -1, -1,
+                             nullptr, nullptr};
   if (variant) {
     if (variant->struct_size < sizeof(size_t) ||
         variant->struct_size > sizeof(attn_variant_spec))
@@ -100,6 +101,8 @@ attn_status attn_kernel_get_variant(const attn_spec *spec,
   s.softcap = given.softcap;
   s.windowLeft = given.window_left;
   s.windowRight = given.window_right;
+  s.scoreMod = given.score_mod_mlir ? given.score_mod_mlir : "";
+  s.maskMod = given.mask_mod_mlir ? given.mask_mod_mlir : "";
   std::string error = s.validate();
   if (!error.empty())
     return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);

@@ -87,6 +87,11 @@ std::string AttentionSpec::variantsText() const {
   if (windowLeft != -1 || windowRight != -1)
     text += " window=" + std::to_string(windowLeft) + "," +
             std::to_string(windowRight);
+  // The texts as written (length-prefixed: no text can end another's).
+  if (!scoreMod.empty())
+    text += " score_mod[" + std::to_string(scoreMod.size()) + "]=" + scoreMod;
+  if (!maskMod.empty())
+    text += " mask_mod[" + std::to_string(maskMod.size()) + "]=" + maskMod;
   return text;
 }
 

@@ -121,6 +121,8 @@ bool compile(const AttentionSpec &spec, const Target &target,
   };
 
   auto module = mlir::attn::buildFlashAttentionModule(&ctx, spec);
+  if (!module)
+    return fail("the attention's variants are not valid");
   bool onGpu = target.kind == Target::Kind::Cuda;
   if (mlir::failed(mlir::attn::compileTileProgram(
           *module, onGpu ? "gpu:" + target.chip : "cpu", spec.headDim,
@@ -191,9 +193,8 @@ attn::detail::getScheduledKernel(const AttentionSpec &spec,
   }
   if (target.kind == Target::Kind::Cuda && spec.hasVariants() &&
       !gpuVariantsEnabled()) {
-    error = "softcap and sliding windows on CUDA (" +
-            spec.variantsText().substr(1) +
-            ") are compiled but not yet checked on a GPU: set "
+    error = "attention variants on CUDA (softcap, windows, score_mod, "
+            "mask_mod) are compiled but not yet checked on a GPU: set "
             "ATTN_GPU_VARIANTS=1 to run them anyway (the CPU target runs "
             "them checked)";
     return nullptr;

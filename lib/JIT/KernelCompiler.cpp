@@ -116,8 +116,9 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
                                      b.getI64IntegerAttr(spec.gqaRatio));
   if (partials)
     op.setKvSplits(true);
-  addBuiltinVariants(op, spec);
   func::ReturnOp::create(b, loc);
+  if (failed(addVariantRegions(op, spec)))
+    return nullptr;
   return module;
 }
 

@@ -27,7 +27,7 @@ import numbers
 import sys
 import threading
 
-from . import _capi
+from . import _capi, _variants
 
 __all__ = ["flash_attention", "flash_attention_with_kvcache",
            "flash_attention_varlen", "cache_stats", "launch_stats",
@@ -142,9 +142,11 @@ def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False,
                                                  target.encode(),
                                                  ctypes.byref(out)))
             else:
-                softcap, left, right = variants
+                softcap, left, right, score_text, mask_text = variants
                 variant = _capi.VariantSpec(
-                    ctypes.sizeof(_capi.VariantSpec), softcap, left, right)
+                    ctypes.sizeof(_capi.VariantSpec), softcap, left, right,
+                    score_text and score_text.encode(),
+                    mask_text and mask_text.encode())
                 _check(_capi.lib.attn_kernel_get_variant(
                     ctypes.byref(spec), ctypes.byref(variant),
                     target.encode(), ctypes.byref(out)))
@@ -358,9 +360,10 @@ def _check_scale(scale):
     return scale
 
 
-def _check_variants(window_size, softcap):
-    """The built-in variants as the kernel key takes them: None for none,
-    else (softcap as a float32 value, left, right)."""
+def _check_variants(window_size, softcap, score_mod=None, mask_mod=None):
+    """The variants as the kernel key takes them: None for none, else
+    (softcap as a float32 value, left, right, score_mod text, mask_mod
+    text), the functions traced (_variants.py) on every call."""
     try:
         left, right = window_size
     except (TypeError, ValueError):
@@ -381,14 +384,27 @@ def _check_variants(window_size, softcap):
                          f"got {softcap}")
     # The kernel holds it as a float32 constant.
     softcap = ctypes.c_float(softcap).value
-    if softcap == 0 and (left, right) == (-1, -1):
+    texts = [None if fn is None else _variants.trace(fn, kind)
+             for fn, kind in ((score_mod, "score_mod"),
+                              (mask_mod, "mask_mod"))]
+    if softcap == 0 and (left, right) == (-1, -1) and texts == [None, None]:
         return None
-    return (softcap, int(left), int(right))
+    return (softcap, int(left), int(right), *texts)
 
 
 _VARIANTS_DOC = """
-    Built-in variants, as flash_attn's (on CUDA only with
-    ATTN_GPU_VARIANTS=1 until checked on a GPU): window_size=(left, right) a sliding window, query i seeing key j when
+    Variants (on CUDA only with ATTN_GPU_VARIANTS=1 until checked on a
+    GPU). score_mod(score, b, h, q_idx, kv_idx) and mask_mod(b, h, q_idx,
+    kv_idx) are FlexAttention's: plain Python functions, traced with
+    symbolic values into the kernel (Python arithmetic, comparisons, & | ~,
+    np.where / torch.where, np.tanh / exp / log / abs / minimum / maximum
+    and their torch twins; captured Python numbers are constants, traced
+    again each call). score is the scaled score (after softcap); mask_mod
+    returns True where the key is seen, on top of causal and the window. b
+    is the batch (the sequence with varlen), h the query head, q_idx and
+    kv_idx positions in the sequence (in a KV-cache call q_idx counts from
+    the start of the cache). flash_attn's built-ins: window_size=(left,
+    right) a sliding window, query i seeing key j when
     i + SKV - SQ - left <= j <= i + SKV - SQ + right on top of causal (-1:
     that side unbounded; (1024, 0) is 1025 keys); softcap > 0 caps each
     scaled score s to softcap * tanh(s / softcap) (Gemma 2). The LSE is
@@ -398,7 +414,7 @@ _VARIANTS_DOC = """
 
 def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
                     return_lse=False, num_splits=0, window_size=(-1, -1),
-                    softcap=0.0):
+                    softcap=0.0, score_mod=None, mask_mod=None):
     """softmax(scale * q @ k^T + mask) @ v, computed by a compiled kernel.
 
     q: [B, H, SQ, D], k: [B, HKV, SKV, D], v: [B, HKV, SKV, DV] for
@@ -421,7 +437,7 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     require grad while grad mode is on (no backward yet).
     """
     _check_num_splits(num_splits)
-    variants = _check_variants(window_size, softcap)
+    variants = _check_variants(window_size, softcap, score_mod, mask_mod)
     if variants is None and (_is_torch(q) or _is_torch(k) or _is_torch(v)):
         return (_torch_front or _load_torch_front()).flash_attention(
             q, k, v, causal, scale, layout, return_lse, num_splits)
@@ -438,7 +454,8 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
                                  causal=None, scale=None,
                                  softmax_scale=None, return_lse=False,
                                  num_splits=0, validate=False,
-                                 window_size=(-1, -1), softcap=0.0):
+                                 window_size=(-1, -1), softcap=0.0,
+                                 score_mod=None, mask_mod=None):
     """Attention of new queries over a KV cache, as flash_attn's
     flash_attn_with_kvcache: q [B, SQ, H, D], k_cache / v_cache
     [B, S_max, HKV, D] (HKV dividing H), cache_seqlens [B] (int32, or int64
@@ -474,7 +491,7 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
     """
     scale, causal_code = _flash_attn_options(scale, softmax_scale,
                                              num_splits, causal)
-    variants = _check_variants(window_size, softcap)
+    variants = _check_variants(window_size, softcap, score_mod, mask_mod)
     adapter = _adapter_for(q, k_cache, v_cache)
     B = q.shape[0] if q.ndim == 4 else None
     lens = adapter.indices(cache_seqlens, "cache_seqlens", q)
@@ -564,7 +581,8 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
                            max_seqlen_q, max_seqlen_k, causal=None,
                            scale=None, softmax_scale=None, return_lse=False,
                            num_splits=0, validate=False,
-                           window_size=(-1, -1), softcap=0.0):
+                           window_size=(-1, -1), softcap=0.0,
+                           score_mod=None, mask_mod=None):
     """Attention over a batch of sequences of different lengths packed
     without padding, as flash_attn's flash_attn_varlen_func: q
     [total_q, H, D], k / v [total_k, HKV, D] (HKV dividing H), cu_seqlens_q
@@ -582,7 +600,7 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     """
     scale, causal_code = _flash_attn_options(scale, softmax_scale,
                                              num_splits, causal)
-    variants = _check_variants(window_size, softcap)
+    variants = _check_variants(window_size, softcap, score_mod, mask_mod)
     adapter = _adapter_for(q, k, v)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 3:

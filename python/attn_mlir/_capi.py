@@ -38,6 +38,8 @@ class VariantSpec(ctypes.Structure):
         ("softcap", ctypes.c_float),
         ("window_left", ctypes.c_int64),
         ("window_right", ctypes.c_int64),
+        ("score_mod_mlir", ctypes.c_char_p),
+        ("mask_mod_mlir", ctypes.c_char_p),
     ]
 
 

@@ -5,13 +5,18 @@ import numpy as np
 
 
 def attention(q, k, v, causal=None, scale=None, window=(-1, -1),
-              softcap=0.0):
+              softcap=0.0, score_mod=None, mask_mod=None, b_offset=0,
+              q_offset=0):
     """q [B,H,SQ,D], k [B,HKV,SKV,D], v [B,HKV,SKV,DV] (logical layout, any
     dtype) -> (out [B,H,SQ,DV], lse [B,H,SQ]) in float64. causal: None,
     "top_left" or "bottom_right". window (left, right): flash_attn's
     window_size (query i sees key j when i + SKV - SQ - left <= j <=
     i + SKV - SQ + right; -1 unbounded); softcap > 0: scores become
-    softcap * tanh(score / softcap). Fully masked rows: out 0, lse -inf."""
+    softcap * tanh(score / softcap). score_mod / mask_mod: the user's
+    FlexAttention-style functions, called once on float64 scores and int64
+    index arrays broadcast to [B, H, SQ, SKV] (b = b_offset + batch,
+    q_idx = q_offset + row: a sequence's index and a KV cache's first query
+    position). Fully masked rows: out 0, lse -inf."""
     q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
     B, H, SQ, D = q.shape
     SKV = k.shape[2]
@@ -23,6 +28,16 @@ def attention(q, k, v, causal=None, scale=None, window=(-1, -1),
     s = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
     if softcap:
         s = softcap * np.tanh(s / softcap)
+    bi = b_offset + np.arange(B).reshape(B, 1, 1, 1)
+    hi = np.arange(H).reshape(1, H, 1, 1)
+    qi = q_offset + np.arange(SQ).reshape(1, 1, SQ, 1)
+    ki = np.arange(SKV).reshape(1, 1, 1, SKV)
+    if score_mod is not None:
+        s = np.broadcast_to(np.asarray(score_mod(s, bi, hi, qi, ki),
+                                       dtype=np.float64), s.shape)
+    if mask_mod is not None:
+        seen = np.broadcast_to(mask_mod(bi, hi, qi, ki), s.shape)
+        s = np.where(seen, s, -np.inf)
     i = np.arange(SQ)[:, None]
     j = np.arange(SKV)[None, :]
     left, right = window

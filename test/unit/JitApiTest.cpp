@@ -299,6 +299,68 @@ TEST_F(JitApiTest, VariantsMatchTheFloat64Reference) {
   }
 }
 
+// score_mod / mask_mod as MLIR text: functions equal to the built-ins give
+// the same bits; text that does not parse, has the wrong signature or
+// holds an op without a lowering is refused with a message that says
+// where.
+TEST_F(JitApiTest, VariantTextIsInlinedAndChecked) {
+  const char *capText = R"(
+    func.func @cap(%s: f32, %b: i32, %h: i32, %q: i32, %kv: i32) -> f32 {
+      %c = arith.constant 6.0 : f32
+      %x = arith.divf %s, %c : f32
+      %t = math.tanh %x : f32
+      %y = arith.mulf %c, %t : f32
+      return %y : f32
+    })";
+  const char *windowText = R"(
+    func.func @window(%b: i32, %h: i32, %q: i32, %kv: i32) -> i1 {
+      %c20 = arith.constant 20 : i32
+      %lo = arith.subi %q, %c20 : i32
+      %seen = arith.cmpi sge, %kv, %lo : i32
+      return %seen : i1
+    })";
+  AttentionSpec text = makeSpec(DType::F32, 32, CausalKind::TopLeft, 1, true);
+  text.scoreMod = capText;
+  text.maskMod = windowText;
+  AttentionSpec builtin = makeSpec(DType::F32, 32, CausalKind::TopLeft, 1,
+                                   true);
+  builtin.softcap = 6.0f;
+  builtin.windowLeft = 20;
+  std::string error;
+  auto a = getKernel(text, cpu(), error);
+  ASSERT_NE(a, nullptr) << error;
+  auto b = getKernel(builtin, cpu(), error);
+  ASSERT_NE(b, nullptr) << error;
+  Problem pa(text, 1, 2, 64, 64, "bhsd", 8), pb(text, 1, 2, 64, 64, "bhsd", 8);
+  ASSERT_TRUE(a->launch(pa.args, error)) << error;
+  ASSERT_TRUE(b->launch(pb.args, error)) << error;
+  EXPECT_EQ(pa.o.toLogicalVector(), pb.o.toLogicalVector());
+  EXPECT_LE(pa.error(builtin, 1.0 / std::sqrt(32.0)), 1e-5);
+
+  auto refused = [&](const std::string &score, const std::string &mask,
+                     const std::string &expected) {
+    AttentionSpec bad = makeSpec(DType::F32, 32, CausalKind::None);
+    bad.scoreMod = score;
+    bad.maskMod = mask;
+    std::string message;
+    EXPECT_EQ(getKernel(bad, cpu(), message), nullptr);
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+  };
+  refused("func.func @f(%s: f32) -> f32 { return %s : f32 ", "",
+          "loc(\"score_mod\":1:");
+  refused("", "func.func @m(%b: i32) -> i1 { %t = arith.constant true\n"
+              "return %t : i1 }",
+          "it must be '(i32, i32, i32, i32) -> i1', got '(i32) -> i1'");
+  refused("func.func @f(%s: f32, %b: i32, %h: i32, %q: i32, %kv: i32) -> "
+          "f32 { %e = math.erf %s : f32\n"
+          " return %e : f32 }",
+          "", "'math.erf' op in a score_mod region has no lowering without "
+              "libdevice");
+  refused("func.func @f(%s: f32, %b: i32, %h: i32, %q: i32, %kv: i32) -> "
+          "f32 { return %s : f32 }\nfunc.func @g() { return }",
+          "", "must hold one func.func and nothing else, found 2");
+}
+
 TEST_F(JitApiTest, PlantedBugIsCaughtByTheCheck) {
   // Negative control for the check above: a kernel run with the wrong scale
   // (the default 1/sqrt(d) instead of the 0.3 the reference uses) must fail.

@@ -82,9 +82,18 @@ struct AttentionSpec {
   /// them (gpuVariantsEnabled).
   float softcap = 0.0f;
   int64_t windowLeft = -1, windowRight = -1;
-  /// Whether any built-in variant is on.
+  /// User-written variants (FlexAttention's), MLIR text of one func.func
+  /// each ("" for none): `scoreMod` (%score: f32, %b: i32, %h: i32,
+  /// %q_idx: i32, %kv_idx: i32) -> f32, applied to the scaled score after
+  /// the built-ins; `maskMod` (%b, %h, %q_idx, %kv_idx: i32) -> i1, true
+  /// where the key is seen, on top of causal and the window. Straight-line
+  /// arith and math (the attn.flash_attention regions' rules) ending in
+  /// func.return. Part of the kernel key as written.
+  std::string scoreMod, maskMod;
+  /// Whether any variant is on.
   bool hasVariants() const {
-    return softcap != 0.0f || windowLeft != -1 || windowRight != -1;
+    return softcap != 0.0f || windowLeft != -1 || windowRight != -1 ||
+           !scoreMod.empty() || !maskMod.empty();
   }
 
   /// headDimV, or headDim when it is 0.

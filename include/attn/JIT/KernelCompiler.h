@@ -30,17 +30,21 @@ constexpr const char *kGeneratedKernelName = "attention";
 
 /// `func.func @attention(q, k, v, o, [lse,] scale)` holding one
 /// attn.flash_attention with everything of `spec` compiled in: dtype, head
-/// dims, mask, GQA ratio, and a contiguous head dim (the other strides and
-/// all sizes are dynamic).
+/// dims, mask, GQA ratio, variants, and a contiguous head dim (the other
+/// strides and all sizes are dynamic). Null (diagnostics emitted) when the
+/// spec's variant text is not valid.
 OwningOpRef<ModuleOp>
 buildFlashAttentionModule(MLIRContext *ctx, const ::attn::AttentionSpec &spec);
 
-/// Writes `spec`'s built-in variants (softcap, sliding window) as the
-/// score_mod / mask_mod regions of `op`, which must have none yet
-/// (BuiltinVariants.cpp): the one place their semantics are spelled for
-/// every front end.
-void addBuiltinVariants(Operation *flashAttentionOp,
-                        const ::attn::AttentionSpec &spec);
+/// Writes `spec`'s variants as the score_mod / mask_mod regions of `op`,
+/// which must have none yet (VariantComposer.cpp): the built-ins (softcap,
+/// sliding window), then the user's score_mod / mask_mod text inlined; the
+/// one place their semantics and order are spelled for every front end.
+/// Fails (diagnostics in the context) on text that does not parse or has
+/// the wrong signature; the composed regions are then verified with the
+/// op.
+LogicalResult addVariantRegions(Operation *flashAttentionOp,
+                                const ::attn::AttentionSpec &spec);
 
 /// Expands and optimises the tile program of `module` with the tile sizes
 /// of `target` ("cpu" or "gpu") for these head dims, element size and the
