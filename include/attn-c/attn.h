@@ -91,7 +91,16 @@ typedef struct attn_variant_spec {
    *  arith and math; errors name the line. */
   const char *score_mod_mlir;
   const char *mask_mod_mlir;
+  /** Tensors the functions read (at most 8), each ATTN_CAPTURE_F32 or
+   *  ATTN_CAPTURE_I32 of rank 1 to 4: the functions take one more argument
+   *  per capture, memref<?x..xf32|i32, strided<[?, ..], offset: ?>>, read
+   *  with attn.capture_load; attn_kernel_launch_captures passes them. */
+  int32_t num_captures;
+  const int32_t *capture_elements;
+  const int32_t *capture_ranks;
 } attn_variant_spec;
+
+enum { ATTN_CAPTURE_F32 = 0, ATTN_CAPTURE_I32 = 1 };
 
 /** A strided tensor: sizes and strides in elements, logical order
  *  [batch, heads, seq, head_dim] (rank 4) or [batch, heads, seq_q] for the
@@ -205,6 +214,15 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
                                   const attn_tensor *lse, const float *scale,
                                   void *stream,
                                   const attn_launch_options *options);
+
+/** attn_kernel_launch_ex for a kernel with captures: `captures` holds
+ *  `num_captures` tensors (every size >= 1), in the variant spec's order
+ *  and of its element types and ranks. */
+attn_status attn_kernel_launch_captures(
+    const attn_kernel *kernel, const attn_tensor *q, const attn_tensor *k,
+    const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,
+    const float *scale, void *stream, const attn_launch_options *options,
+    int32_t num_captures, const attn_tensor *captures);
 
 /** Drops the caller's reference (the cache keeps its own). NULL is fine. */
 void attn_kernel_release(attn_kernel *kernel);

@@ -68,7 +68,7 @@ attn_status attn_kernel_get_variant(const attn_spec *spec,
                     "attn_kernel_get: spec, target and out must not be NULL");
   // The fields the caller's struct has (it may predate later ones).
   attn_variant_spec given = {sizeof(attn_variant_spec), 0.0f, -1, -1,
-                             nullptr, nullptr};
+                             nullptr, nullptr, 0, nullptr, nullptr};
   if (variant) {
     if (variant->struct_size < sizeof(size_t) ||
         variant->struct_size > sizeof(attn_variant_spec))
@@ -103,6 +103,26 @@ attn_status attn_kernel_get_variant(const attn_spec *spec,
   s.windowRight = given.window_right;
   s.scoreMod = given.score_mod_mlir ? given.score_mod_mlir : "";
   s.maskMod = given.mask_mod_mlir ? given.mask_mod_mlir : "";
+  if (given.num_captures < 0 || given.num_captures > 8 ||
+      (given.num_captures > 0 &&
+       (!given.capture_elements || !given.capture_ranks)))
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "attn_variant_spec: num_captures must be in [0, 8] "
+                    "with capture_elements and capture_ranks given");
+  for (int32_t i = 0; i < given.num_captures; ++i) {
+    AttentionSpec::Capture capture;
+    int32_t element = given.capture_elements[i];
+    if (element != ATTN_CAPTURE_F32 && element != ATTN_CAPTURE_I32)
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      "capture " + std::to_string(i) + ": unknown element " +
+                          std::to_string(element) +
+                          " (ATTN_CAPTURE_F32 or ATTN_CAPTURE_I32)");
+    capture.element = element == ATTN_CAPTURE_F32
+                          ? AttentionSpec::Capture::Element::F32
+                          : AttentionSpec::Capture::Element::I32;
+    capture.rank = given.capture_ranks[i];
+    s.captures.push_back(capture);
+  }
   std::string error = s.validate();
   if (!error.empty())
     return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
@@ -170,12 +190,25 @@ static attn_status launchEx(const attn_kernel *kernel, const attn_tensor *q,
                             const attn_tensor *k, const attn_tensor *v,
                             const attn_tensor *o, const attn_tensor *lse,
                             const float *scale, void *stream,
-                            const attn_launch_options *options) {
+                            const attn_launch_options *options,
+                            int32_t numCaptures = 0,
+                            const attn_tensor *captures = nullptr) {
   if (!kernel)
     return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                     "attn_kernel_launch: kernel is NULL");
   LaunchArgs args;
   std::string error;
+  if (numCaptures < 0 || (numCaptures > 0 && !captures))
+    return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                    "attn_kernel_launch_captures: " +
+                        std::to_string(numCaptures) +
+                        " captures and a NULL array");
+  for (int32_t i = 0; i < numCaptures; ++i) {
+    args.captures.emplace_back();
+    std::string name = "capture " + std::to_string(i);
+    if (!toTensor(&captures[i], args.captures.back(), name.c_str(), error))
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
+  }
   if (!readOptions(options, args, error))
     return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
   if (kernel->kernel->spec().varlen &&
@@ -218,6 +251,19 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
                                   const attn_launch_options *options) {
   try {
     return launchEx(kernel, q, k, v, o, lse, scale, stream, options);
+  } catch (const std::exception &e) {
+    return failWith(ATTN_ERROR_RUNTIME, e.what());
+  }
+}
+
+attn_status attn_kernel_launch_captures(
+    const attn_kernel *kernel, const attn_tensor *q, const attn_tensor *k,
+    const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,
+    const float *scale, void *stream, const attn_launch_options *options,
+    int32_t num_captures, const attn_tensor *captures) {
+  try {
+    return launchEx(kernel, q, k, v, o, lse, scale, stream, options,
+                    num_captures, captures);
   } catch (const std::exception &e) {
     return failWith(ATTN_ERROR_RUNTIME, e.what());
   }

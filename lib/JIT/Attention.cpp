@@ -56,6 +56,16 @@ std::string AttentionSpec::validate() const {
     if (window < -1 || window >= (int64_t(1) << 31))
       return "window size " + std::to_string(window) +
              " must be -1 (unbounded) or in [0, 2^31)";
+  if (captures.size() > 8)
+    return std::to_string(captures.size()) +
+           " captures: at most 8 tensors can be captured";
+  for (const Capture &capture : captures)
+    if (capture.rank < 1 || capture.rank > 4 ||
+        (capture.element != Capture::Element::F32 &&
+         capture.element != Capture::Element::I32))
+      return "a capture must be a float32 or int32 tensor of rank 1 to 4";
+  if (!captures.empty() && scoreMod.empty() && maskMod.empty())
+    return "captures given without a score_mod or mask_mod to read them";
   if (perSequenceKvLens && varlen)
     return "per-sequence key lengths and varlen do not combine (the key "
            "prefix sums give every length)";
@@ -87,6 +97,10 @@ std::string AttentionSpec::variantsText() const {
   if (windowLeft != -1 || windowRight != -1)
     text += " window=" + std::to_string(windowLeft) + "," +
             std::to_string(windowRight);
+  for (const Capture &capture : captures)
+    text += std::string(" capture=") +
+            (capture.element == Capture::Element::F32 ? "f32" : "i32") +
+            "x" + std::to_string(capture.rank);
   // The texts as written (length-prefixed: no text can end another's).
   if (!scoreMod.empty())
     text += " score_mod[" + std::to_string(scoreMod.size()) + "]=" + scoreMod;
@@ -375,6 +389,25 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
             "; sizes are [batch, heads, seq, head_dim])";
     return false;
   };
+  if (args.captures.size() != spec_.captures.size()) {
+    error = "the kernel reads " + std::to_string(spec_.captures.size()) +
+            " captured tensors, the launch gives " +
+            std::to_string(args.captures.size());
+    return false;
+  }
+  for (size_t i = 0; i < args.captures.size(); ++i) {
+    const TensorRef &t = args.captures[i];
+    std::string name = "capture " + std::to_string(i);
+    if (!checkTensor(t, name.c_str(), spec_.captures[i].rank, 4, false,
+                     error))
+      return false;
+    for (int d = 0; d < t.rank; ++d)
+      if (t.sizes[d] < 1) {
+        error = name + " has size 0 in dimension " + std::to_string(d) +
+                ": a captured tensor needs an element to read";
+        return false;
+      }
+  }
   if (spec_.pageSize == 0 && (k[0] != q[0] || v[0] != q[0]))
     return mismatch("Q, K, V and O must have the same batch size");
   if (o[0] != q[0])

@@ -110,9 +110,19 @@ void CpuExecutable::launch(const std::vector<void *> &descriptors,
       ATTN_CALL_ENTRY(6)
       ATTN_CALL_ENTRY(7)
       ATTN_CALL_ENTRY(8)
+      ATTN_CALL_ENTRY(9)
+      ATTN_CALL_ENTRY(10)
+      ATTN_CALL_ENTRY(11)
+      ATTN_CALL_ENTRY(12)
+      ATTN_CALL_ENTRY(13)
+      ATTN_CALL_ENTRY(14)
+      ATTN_CALL_ENTRY(15)
+      ATTN_CALL_ENTRY(16)
+      ATTN_CALL_ENTRY(17)
 #undef ATTN_CALL_ENTRY
     default:
-      llvm_unreachable("grid entries take 3 to 8 memrefs (the kernel ABI)");
+      // (9 kernel-ABI tensors and 8 captures at most.)
+      llvm_unreachable("grid entries take 3 to 17 memrefs (the kernel ABI)");
     }
   };
   runGrid(runRange, n0, n1, threads);

@@ -37,6 +37,18 @@ Type mlir::attn::elementTypeOf(MLIRContext *ctx, DType dtype) {
   return Float32Type::get(ctx);
 }
 
+MemRefType mlir::attn::captureType(MLIRContext *ctx,
+                                   const AttentionSpec::Capture &capture) {
+  int64_t dyn = ShapedType::kDynamic;
+  Builder b(ctx);
+  Type element = capture.element == AttentionSpec::Capture::Element::F32
+                     ? Type(b.getF32Type())
+                     : Type(b.getI32Type());
+  SmallVector<int64_t> dims(capture.rank, dyn);
+  return MemRefType::get(dims, element,
+                         StridedLayoutAttr::get(ctx, dyn, dims));
+}
+
 OwningOpRef<ModuleOp>
 mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
                                       const AttentionSpec &spec) {
@@ -91,6 +103,8 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
         {dyn, dyn}, b.getI32Type(), StridedLayoutAttr::get(ctx, dyn, {dyn, dyn})));
   if (spec.varlen)
     inputs.append({lengthsType, lengthsType});
+  for (const AttentionSpec::Capture &capture : spec.captures)
+    inputs.push_back(captureType(ctx, capture));
   inputs.push_back(b.getF32Type());
   auto func = func::FuncOp::create(b, loc, kGeneratedKernelName,
                                    b.getFunctionType(inputs, {}));
@@ -108,10 +122,11 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
   Value blockTable = spec.pageSize ? args[next++] : Value();
   Value cuSeqlensQ = spec.varlen ? args[next++] : Value();
   Value cuSeqlensK = spec.varlen ? args[next++] : Value();
+  ValueRange captures = args.slice(next, spec.captures.size());
   auto op = FlashAttentionOp::create(b, loc, args[0], args[1], args[2],
                                      args[3], withLse ? args[4] : Value(),
                                      kvLens, blockTable, cuSeqlensQ,
-                                     cuSeqlensK, args.back(),
+                                     cuSeqlensK, args.back(), captures,
                                      CausalAlignmentAttr::get(ctx, causal),
                                      b.getI64IntegerAttr(spec.gqaRatio));
   if (partials)

@@ -206,6 +206,11 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale,
   combineSpec.perSequenceKvLens = false; // the partials used them
   combineSpec.pageSize = 0;              // (and the pages)
   combineSpec.varlen = false;            // it merges packed rows as they are
+  combineSpec.softcap = 0.0f;            // (the variants applied there too)
+  combineSpec.windowLeft = combineSpec.windowRight = -1;
+  combineSpec.scoreMod.clear();
+  combineSpec.maskMod.clear();
+  combineSpec.captures.clear();
   // Decode rows: the partials on the schedule table's K/V ring.
   detail::Schedule schedule;
   if (target_.kind == Target::Kind::Cuda) {

@@ -46,6 +46,8 @@ std::vector<AbiTensor> abiTensors(const AttentionSpec &spec,
     tensors.push_back({&args.cuSeqlensQ, 1});
     tensors.push_back({&args.cuSeqlensK, 1});
   }
+  for (size_t i = 0; i < spec.captures.size(); ++i)
+    tensors.push_back({&args.captures[i], spec.captures[i].rank});
   return tensors;
 }
 

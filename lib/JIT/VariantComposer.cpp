@@ -30,9 +30,12 @@ namespace {
 FailureOr<func::FuncOp> parseUserFunction(MLIRContext *ctx, Location loc,
                                           const std::string &text,
                                           VariantKind kind,
+                                          TypeRange captures,
                                           OwningOpRef<ModuleOp> &holder) {
   StringRef name = variantRegionName(kind);
-  ParserConfig config(ctx);
+  // Verified once inlined: attn.capture_load is valid in the region, not
+  // in the function the text spells.
+  ParserConfig config(ctx, /*verifyAfterParse=*/false);
   holder = parseSourceString<ModuleOp>(text, config, name);
   if (!holder)
     return emitError(loc) << "the " << name << " text does not parse";
@@ -49,6 +52,7 @@ FailureOr<func::FuncOp> parseUserFunction(MLIRContext *ctx, Location loc,
   SmallVector<Type> inputs = {i32, i32, i32, i32};
   if (kind == VariantKind::Score)
     inputs.insert(inputs.begin(), f32);
+  inputs.append(captures.begin(), captures.end());
   Type result = kind == VariantKind::Score ? f32 : Type(b.getI1Type());
   FunctionType wanted = b.getFunctionType(inputs, {result});
   if (func.getFunctionType() != wanted)
@@ -74,11 +78,12 @@ Value inlineUserFunction(OpBuilder &b, func::FuncOp func, ValueRange args) {
 }
 
 Block *regionBlock(OpBuilder &b, Location loc, Region &region,
-                   VariantKind kind) {
+                   VariantKind kind, TypeRange captures) {
   Type i32 = b.getI32Type();
   SmallVector<Type> types = {i32, i32, i32, i32};
   if (kind == VariantKind::Score)
     types.insert(types.begin(), b.getF32Type());
+  types.append(captures.begin(), captures.end());
   Block *block = b.createBlock(&region, {}, types,
                                SmallVector<Location>(types.size(), loc));
   b.setInsertionPointToStart(block);
@@ -141,23 +146,25 @@ LogicalResult mlir::attn::addVariantRegions(Operation *flashAttentionOp,
   Location loc = op.getLoc();
   OwningOpRef<ModuleOp> scoreText, maskText;
   func::FuncOp userScore, userMask;
+  TypeRange captures = op.getCaptures().getTypes();
   if (!spec.scoreMod.empty()) {
     auto func = parseUserFunction(ctx, loc, spec.scoreMod, VariantKind::Score,
-                                  scoreText);
+                                  captures, scoreText);
     if (failed(func))
       return failure();
     userScore = *func;
   }
   if (!spec.maskMod.empty()) {
     auto func = parseUserFunction(ctx, loc, spec.maskMod, VariantKind::Mask,
-                                  maskText);
+                                  captures, maskText);
     if (failed(func))
       return failure();
     userMask = *func;
   }
 
   if (spec.softcap != 0.0f || userScore) {
-    Block *block = regionBlock(b, loc, op.getScoreMod(), VariantKind::Score);
+    Block *block =
+        regionBlock(b, loc, op.getScoreMod(), VariantKind::Score, captures);
     Value score = block->getArgument(0);
     if (spec.softcap != 0.0f)
       score = softcapped(b, loc, score, spec.softcap);
@@ -171,7 +178,8 @@ LogicalResult mlir::attn::addVariantRegions(Operation *flashAttentionOp,
   }
   bool window = spec.windowLeft != -1 || spec.windowRight != -1;
   if (window || userMask) {
-    Block *block = regionBlock(b, loc, op.getMaskMod(), VariantKind::Mask);
+    Block *block =
+        regionBlock(b, loc, op.getMaskMod(), VariantKind::Mask, captures);
     Value seen;
     if (window)
       seen = inWindow(b, loc, block->getArgument(2), block->getArgument(3),

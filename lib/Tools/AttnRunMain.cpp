@@ -456,6 +456,7 @@ struct RunTensors {
     case Kind::CuSeqlensQ:
     case Kind::CuSeqlensK:
     case Kind::BlockTable:
+    case Kind::Capture:
       return nullptr;
     }
     return nullptr;
@@ -465,7 +466,7 @@ struct RunTensors {
 static const char *kindName(KernelArgument::Kind kind) {
   const char *names[] = {"Q", "K", "V", "O", "LSE", "scale", "partials",
                          "partial LSE", "kv_lens", "cu_seqlens_q",
-                         "cu_seqlens_k", "block_table"};
+                         "cu_seqlens_k", "block_table", "capture"};
   return names[static_cast<int>(kind)];
 }
 

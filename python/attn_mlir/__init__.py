@@ -127,7 +127,7 @@ _kernels_lock = threading.Lock()
 def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False,
             varlen=False, page_size=0, variants=None):
     key = (dtype, d, dv, causal, gqa, lse, target, kv_lens, varlen, page_size,
-           variants)
+           variants and variants.key)
     handle = _kernels.get(key)
     if handle is not None:
         return handle
@@ -142,11 +142,18 @@ def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False,
                                                  target.encode(),
                                                  ctypes.byref(out)))
             else:
-                softcap, left, right, score_text, mask_text = variants
+                n = len(variants.capture_types)
+                elements = (ctypes.c_int32 * max(n, 1))(*[
+                    _capi.CAPTURE_F32 if e == "f32" else _capi.CAPTURE_I32
+                    for e, _ in variants.capture_types])
+                ranks = (ctypes.c_int32 * max(n, 1))(*[
+                    r for _, r in variants.capture_types])
                 variant = _capi.VariantSpec(
-                    ctypes.sizeof(_capi.VariantSpec), softcap, left, right,
-                    score_text and score_text.encode(),
-                    mask_text and mask_text.encode())
+                    ctypes.sizeof(_capi.VariantSpec), variants.softcap,
+                    variants.left, variants.right,
+                    variants.score_text and variants.score_text.encode(),
+                    variants.mask_text and variants.mask_text.encode(),
+                    n, elements, ranks)
                 _check(_capi.lib.attn_kernel_get_variant(
                     ctypes.byref(spec), ctypes.byref(variant),
                     target.encode(), ctypes.byref(out)))
@@ -268,6 +275,24 @@ class _NumpyAdapter:
     def host(self, x):
         return x
 
+    def capture(self, like, x, element):
+        """A captured array as the kernel reads it: float32 or int32 (a
+        copy when it is another type), elements aligned."""
+        np = self.np
+        if not isinstance(x, np.ndarray):
+            raise TypeError(f"a numpy call captures numpy arrays, not "
+                            f"{type(x).__name__}")
+        dtype = np.float32 if element == "f32" else np.int32
+        if x.dtype != dtype:
+            if element == "i32" and x.size and x.dtype != np.bool_ and \
+                    (x.min() < -2**31 or x.max() >= 2**31):
+                raise ValueError("a captured integer array holds values "
+                                 "outside int32")
+            x = x.astype(dtype)
+        if any(n == 0 for n in x.shape):
+            raise ValueError("a captured array is empty: nothing to read")
+        return self.prepare(x)
+
 
 _adapters = {}
 
@@ -384,12 +409,32 @@ def _check_variants(window_size, softcap, score_mod=None, mask_mod=None):
                          f"got {softcap}")
     # The kernel holds it as a float32 constant.
     softcap = ctypes.c_float(softcap).value
-    texts = [None if fn is None else _variants.trace(fn, kind)
-             for fn, kind in ((score_mod, "score_mod"),
-                              (mask_mod, "mask_mod"))]
-    if softcap == 0 and (left, right) == (-1, -1) and texts == [None, None]:
+    score_text, mask_text, captures = _variants.trace_pair(score_mod,
+                                                           mask_mod)
+    if softcap == 0 and (left, right) == (-1, -1) and \
+            score_text is mask_text is None:
         return None
-    return (softcap, int(left), int(right), *texts)
+    return _Variants(softcap, int(left), int(right), score_text, mask_text,
+                     tuple((e, a.ndim) for e, a in zip(captures.elements,
+                                                       captures.arrays)),
+                     captures.arrays)
+
+
+class _Variants:
+    """A call's variants: `key` what the kernel is compiled for (the
+    captured arrays' element kinds and ranks, not their data), `arrays`
+    the captured arrays of this call."""
+
+    __slots__ = ("softcap", "left", "right", "score_text", "mask_text",
+                 "capture_types", "arrays", "key")
+
+    def __init__(self, softcap, left, right, score_text, mask_text,
+                 capture_types, arrays):
+        self.softcap, self.left, self.right = softcap, left, right
+        self.score_text, self.mask_text = score_text, mask_text
+        self.capture_types, self.arrays = capture_types, arrays
+        self.key = (softcap, left, right, score_text, mask_text,
+                    capture_types)
 
 
 _VARIANTS_DOC = """
@@ -715,7 +760,7 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
            scale, layout, return_lse, num_splits, page_size,
            varlen[2] if varlen else None,
            tuple(None if x is None else tuple(x.shape) for x in indices),
-           variants, threading.get_ident())
+           variants and variants.key, threading.get_ident())
     plan = _array_plans.get(key)
     if plan is None:
         plan = _make_array_plan(adapter, q, views, indices, causal_code,
@@ -746,8 +791,20 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
             plan.options.workspace_bytes = plan.workspace_bytes
         # `plan.handle` stays referenced until the call returns (see
         # _KernelHandle).
-        _check(_capi.launch_ex_addresses(
-            *plan.args, adapter.stream(q), ctypes.addressof(plan.options)))
+        if variants is not None and variants.arrays:
+            # This call's captured arrays (float32 / int32, on q's device).
+            held = [adapter.capture(q, a, e) for a, (e, _) in
+                    zip(variants.arrays, variants.capture_types)]
+            structs = (_capi.Tensor * len(held))(*[
+                _tensor(adapter.pointer(a), *adapter.sizes_strides(a))
+                for a in held])
+            _check(_capi.lib.attn_kernel_launch_captures(
+                *plan.args, adapter.stream(q), ctypes.addressof(plan.options),
+                len(held), structs))
+        else:
+            _check(_capi.launch_ex_addresses(
+                *plan.args, adapter.stream(q),
+                ctypes.addressof(plan.options)))
     return (out, lse) if return_lse else out
 
 

@@ -40,7 +40,13 @@ class VariantSpec(ctypes.Structure):
         ("window_right", ctypes.c_int64),
         ("score_mod_mlir", ctypes.c_char_p),
         ("mask_mod_mlir", ctypes.c_char_p),
+        ("num_captures", ctypes.c_int32),
+        ("capture_elements", ctypes.POINTER(ctypes.c_int32)),
+        ("capture_ranks", ctypes.POINTER(ctypes.c_int32)),
     ]
+
+
+CAPTURE_F32, CAPTURE_I32 = 0, 1
 
 
 class Tensor(ctypes.Structure):
@@ -140,6 +146,9 @@ def _load():
     lib.attn_kernel_launch_ex.restype = c_int
     lib.attn_kernel_launch_ex.argtypes = [ctypes.c_void_p] + [p(Tensor)] * 5 + [
         p(ctypes.c_float), ctypes.c_void_p, p(LaunchOptions)]
+    lib.attn_kernel_launch_captures.restype = c_int
+    lib.attn_kernel_launch_captures.argtypes = [ctypes.c_void_p] * 9 + [
+        ctypes.c_int32, ctypes.c_void_p]
     lib.attn_kernel_split_plan.restype = c_int
     lib.attn_kernel_split_plan.argtypes = [ctypes.c_void_p] + [p(Tensor)] * 3 + [
         p(LaunchOptions), p(ctypes.c_int64), p(ctypes.c_size_t)]

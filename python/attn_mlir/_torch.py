@@ -254,6 +254,23 @@ class _TensorAdapter:
     def workspace(self, like, size):
         return torch.empty(size, dtype=torch.uint8, device=like.device)
 
+    def capture(self, like, x, element):
+        """A captured tensor as the kernel reads it: float32 or int32 on
+        q's device (a copy when it is another type; no host check of an
+        integer tensor's range on CUDA: values wrap as .to(int32) does)."""
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"a torch call captures torch tensors, not "
+                            f"{type(x).__name__}")
+        if x.device != like.device:
+            raise ValueError(f"a captured tensor is on {x.device} but q on "
+                             f"{like.device}: one device for all")
+        dtype = torch.float32 if element == "f32" else torch.int32
+        if any(n == 0 for n in x.shape):
+            raise ValueError("a captured tensor is empty: nothing to read")
+        if x.dtype != dtype:
+            x = x.to(dtype)
+        return x if all(s >= 0 for s in x.stride()) else x.contiguous()
+
 
 _tensor_adapter = _TensorAdapter()
 

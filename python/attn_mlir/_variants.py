@@ -15,6 +15,7 @@ construct the tracer cannot take raises a TypeError naming it.
 
 import numbers
 import struct
+import types
 
 _INT_MIN, _INT_MAX = -2**31, 2**31 - 1
 
@@ -80,8 +81,9 @@ class _Sym:
 
     def __index__(self):
         raise TypeError(f"{self._trace.name}: a traced value used as an "
-                        f"index (indexing captured arrays with traced "
-                        f"indices is not supported yet)")
+                        f"index of something other than a numpy array or "
+                        f"torch tensor the function captures (a closure "
+                        f"variable or global it names)")
 
     def __hash__(self):
         raise TypeError(f"{self._trace.name}: a traced value cannot be a "
@@ -91,9 +93,7 @@ class _Sym:
         raise TypeError(f"{self._trace.name}: a traced value is a scalar")
 
     def __getitem__(self, index):
-        raise TypeError(f"{self._trace.name}: a traced value is a scalar; "
-                        f"indexing arrays with traced indices is not "
-                        f"supported yet")
+        raise TypeError(f"{self._trace.name}: a traced value is a scalar")
 
     # -- arithmetic --------------------------------------------------------
     def __add__(self, o): return _arith(self, o, "add")
@@ -375,12 +375,163 @@ def _call_function(trace, name, args, lib):
                     f"traced function (supported: {_SUPPORTED})")
 
 
+def _is_array(x):
+    kind = type(x).__module__.split(".")[0]
+    return (kind == "numpy" and type(x).__name__ == "ndarray") or \
+        (kind == "torch" and type(x).__name__ in ("Tensor", "Parameter"))
+
+
+def _array_element(x):
+    """'f32' or 'i32': what a captured array is read as (floats as
+    float32, integers and bools as int32)."""
+    name = str(x.dtype).replace("torch.", "")
+    if name in ("bool",) or name.startswith(("int", "uint")):
+        return "i32"
+    if name.startswith(("float", "bfloat")):
+        return "f32"
+    raise TypeError(f"a captured array of dtype {x.dtype} cannot be read "
+                    f"by a traced function (floats and integers only)")
+
+
+class Captures:
+    """The arrays the traced functions of one call read, in order (one
+    kernel argument each)."""
+
+    def __init__(self):
+        self.arrays = []
+        self.elements = []
+
+    def index_of(self, array):
+        for i, a in enumerate(self.arrays):
+            if a is array:
+                return i
+        if len(self.arrays) == 8:
+            raise TypeError("a traced function may capture at most 8 arrays")
+        self.elements.append(_array_element(array))
+        self.arrays.append(array)
+        return len(self.arrays) - 1
+
+    def memref_type(self, i):
+        rank = self.arrays[i].ndim
+        dims = "x".join("?" * rank)
+        strides = ", ".join("?" * rank)
+        return (f"memref<{dims}x{self.elements[i]}, strided<[{strides}], "
+                f"offset: ?>>")
+
+
+class _CapturedArray:
+    """An array a traced function captures, standing in for it while the
+    function runs: indexing it with traced values reads the kernel
+    argument (attn.capture_load: a negative index wraps once, then every
+    index is clamped, so no read leaves the array)."""
+
+    def __init__(self, trace, captures, array, name):
+        self._trace, self._captures = trace, captures
+        self._array, self._name = array, name
+        self.shape, self.ndim, self.dtype = tuple(array.shape), array.ndim, \
+            array.dtype
+
+    def __len__(self):
+        return len(self._array)
+
+    def __getitem__(self, index):
+        t = self._trace
+        index = index if isinstance(index, tuple) else (index,)
+        if len(index) != self.ndim:
+            raise TypeError(f"{t.name}: captured array '{self._name}' has "
+                            f"{self.ndim} dimensions, indexed with "
+                            f"{len(index)}")
+        values = []
+        for i in index:
+            if not (isinstance(i, _Sym) or (isinstance(i, numbers.Integral)
+                                            and not isinstance(i, bool))):
+                raise TypeError(f"{t.name}: captured array '{self._name}' "
+                                f"indexed with {type(i).__name__} {i!r} "
+                                f"(one int or traced int per dimension)")
+            i = _lift(t, i)
+            if i._type == "f32":
+                raise TypeError(f"{t.name}: captured array '{self._name}' "
+                                f"indexed with a float")
+            values.append(_to_int(i))
+        k = self._captures.index_of(self._array)
+        names = ", ".join(v._name for v in values)
+        types_ = ", ".join("i32" for _ in values)
+        value = t.value(f"attn.capture_load %cap{k}[{names}] : "
+                        f"{self._captures.memref_type(k)}, {types_}",
+                        self._captures.elements[k])
+        if str(self.dtype).replace("torch.", "") == "bool":
+            # (Read as int32: a bool array's element is a bool again.)
+            return _compare(value, 0, "ne")
+        return value
+
+    def __getattr__(self, name):
+        raise TypeError(f"{self._trace.name}: captured array "
+                        f"'{self._name}'.{name} is not available in a "
+                        f"traced function (only indexing, shape, ndim, "
+                        f"dtype, len)")
+
+
+def _with_captured_arrays(fn, trace, captures):
+    """fn rebuilt with its captured arrays (closure cells and the globals
+    its code names) replaced by _CapturedArray proxies."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    code = fn.__code__
+    cells = []
+    changed = False
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            cells.append(cell)
+            continue
+        if _is_array(value):
+            cells.append(types.CellType(_CapturedArray(trace, captures,
+                                                       value, name)))
+            changed = True
+        else:
+            cells.append(cell)
+    namespace = fn.__globals__
+    arrays = {name: namespace[name] for name in code.co_names
+              if name in namespace and _is_array(namespace[name])}
+    if arrays:
+        namespace = dict(namespace)
+        for name, value in arrays.items():
+            namespace[name] = _CapturedArray(trace, captures, value, name)
+        changed = True
+    if not changed:
+        return fn
+    rebuilt = types.FunctionType(code, namespace, fn.__name__,
+                                 fn.__defaults__, tuple(cells) or None)
+    rebuilt.__kwdefaults__ = fn.__kwdefaults__
+    return rebuilt
+
+
 _SCORE_ARGS = ("score", "b", "h", "q_idx", "kv_idx")
+
+
+def trace_pair(score_mod, mask_mod):
+    """(score_mod text or None, mask_mod text or None, Captures): both
+    functions traced, each taking every array either captures."""
+    captures = Captures()
+    bodies = [None if fn is None else _trace_body(fn, kind, captures)
+              for fn, kind in ((score_mod, "score_mod"),
+                               (mask_mod, "mask_mod"))]
+    texts = [None if body is None else body(captures) for body in bodies]
+    return texts[0], texts[1], captures
 
 
 def trace(fn, kind):
     """MLIR text of `fn` traced as a score_mod ("score_mod") or mask_mod
-    ("mask_mod")."""
+    ("mask_mod") that captures no array."""
+    captures = Captures()
+    text = _trace_body(fn, kind, captures)(captures)
+    if captures.arrays:
+        raise TypeError(f"{kind} captures arrays: use trace_pair")
+    return text
+
+
+def _trace_body(fn, kind, captures):
     if not callable(fn):
         raise TypeError(f"{kind} must be a function, not "
                         f"{type(fn).__name__}")
@@ -396,9 +547,9 @@ def trace(fn, kind):
     except ValueError:  # no signature (a builtin): let the call tell
         pass
     t = _Trace(kind)
-    types = (["f32"] if kind == "score_mod" else []) + ["i32"] * 4
-    params = [_Sym(t, f"%{n}", ty) for n, ty in zip(names, types)]
-    result = fn(*params)
+    arg_types = (["f32"] if kind == "score_mod" else []) + ["i32"] * 4
+    params = [_Sym(t, f"%{n}", ty) for n, ty in zip(names, arg_types)]
+    result = _with_captured_arrays(fn, t, captures)(*params)
     want = "f32" if kind == "score_mod" else "i1"
     if isinstance(result, _Sym):
         if kind == "score_mod" and result._type != "f32":
@@ -415,7 +566,13 @@ def trace(fn, kind):
             raise TypeError(f"{kind} must return a number, got "
                             f"{type(result).__name__} {result!r}")
         result = _lift(t, result if kind == "mask_mod" else float(result))
-    args = ", ".join(f"%{n}: {ty}" for n, ty in zip(names, types))
-    body = "\n".join(t.lines)
-    return (f"func.func @{kind}({args}) -> {want} {{\n{body}\n"
-            f"    return {result._name} : {want}\n}}\n")
+    lines = list(t.lines)
+
+    def text(captures):  # once every function has added its captures
+        args = [f"%{n}: {ty}" for n, ty in zip(names, arg_types)]
+        args += [f"%cap{i}: {captures.memref_type(i)}"
+                 for i in range(len(captures.arrays))]
+        body = "\n".join(lines)
+        return (f"func.func @{kind}({', '.join(args)}) -> {want} {{\n"
+                f"{body}\n    return {result._name} : {want}\n}}\n")
+    return text

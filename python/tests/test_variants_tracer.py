@@ -212,7 +212,8 @@ def _if_mask(b, h, q_idx, kv_idx):
     (dict(score_mod=lambda s, b, h, q: s), TypeError,
      r"score_mod takes 5 arguments \(score, b, h, q_idx, kv_idx\)"),
     (dict(score_mod=lambda s, b, h, q, kv: s + [1.0, 2.0][q]), TypeError,
-     r"a traced value used as an index \(indexing captured arrays"),
+     r"a traced value used as an index of something other than a numpy "
+     r"array or torch tensor the function captures"),
     (dict(mask_mod=lambda b, h, q, kv: q < 2**40), TypeError,
      r"does not fit in int32"),
     (dict(score_mod=3.0), TypeError, r"score_mod must be a function"),
@@ -221,3 +222,161 @@ def test_tracer_errors(kwargs, error, text):
     q, k, v = inputs(1, 2, 2, 8, 8, 32)
     with pytest.raises(error, match=text):
         attn_mlir.flash_attention(q, k, v, **kwargs)
+
+
+# --------------------------------------------------------------------------
+# Captured arrays: closure variables and globals indexed with traced values
+# become kernel arguments (attn.capture_load), read where the function says.
+# --------------------------------------------------------------------------
+
+S = 160
+SLOPES = (2.0 ** (-8.0 * (np.arange(H) + 1) / H)).astype(np.float32)
+
+
+def alibi_captured(score, b, h, q_idx, kv_idx):
+    return score - SLOPES[h] * abs(q_idx - kv_idx)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_causal_alibi_from_captured_slopes(dtype):
+    q, k, v = inputs(2, H, 2, S, S, 32, dtype)
+    out, lse = attn_mlir.flash_attention(q, k, v, causal=True,
+                                         return_lse=True,
+                                         score_mod=alibi_captured)
+    ref_out, ref_lse = reference.attention(q, k, v, "top_left",
+                                           score_mod=alibi_captured)
+    bound = reference.BOUND[np.dtype(dtype).name]
+    assert reference.rel_l2(out, ref_out) <= bound
+    assert reference.rel_l2(lse, ref_lse) <= bound
+
+
+def test_document_mask_from_sorted_random_ids():
+    docs = np.sort(RNG.integers(0, 6, size=(2, S)), axis=1)  # int64
+
+    def same_document(b, h, q_idx, kv_idx):
+        return docs[b, q_idx] == docs[b, kv_idx]
+
+    q, k, v = inputs(2, H, 1, S, S, 32)
+    out, lse = attn_mlir.flash_attention(q, k, v, return_lse=True,
+                                         mask_mod=same_document)
+    ref_out, ref_lse = reference.attention(q, k, v, mask_mod=same_document)
+    assert reference.rel_l2(out, ref_out) <= 1e-5
+    assert reference.rel_l2(lse, ref_lse) <= 1e-5
+
+
+def test_relative_bias_table():
+    bias = RNG.standard_normal((H, 2 * S - 1)).astype(np.float32)
+
+    def relative(score, b, h, q_idx, kv_idx):
+        return score + bias[h, q_idx - kv_idx + S - 1]
+
+    q, k, v = inputs(1, H, 4, S, S, 32)
+    out, lse = attn_mlir.flash_attention(q, k, v, return_lse=True,
+                                         score_mod=relative)
+    ref_out, ref_lse = reference.attention(q, k, v, score_mod=relative)
+    assert reference.rel_l2(out, ref_out) <= 1e-5
+    assert reference.rel_l2(lse, ref_lse) <= 1e-5
+
+
+def test_prefix_lm_ragged_through_varlen():
+    lens = [5, 120, 40]
+    prefixes = np.array([3, 333, 17], dtype=np.int32)  # 333: all of it
+
+    def prefix(b, h, q_idx, kv_idx):
+        return (kv_idx < prefixes[b]) | (kv_idx <= q_idx)
+
+    cu = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    q = RNG.standard_normal((cu[-1], H, 32)).astype(np.float32)
+    k = RNG.standard_normal((cu[-1], 2, 32)).astype(np.float32)
+    v = RNG.standard_normal((cu[-1], 2, 32)).astype(np.float32)
+    out, lse = attn_mlir.flash_attention_varlen(
+        q, k, v, cu, cu, max_seqlen_q=max(lens), max_seqlen_k=max(lens),
+        return_lse=True, mask_mod=prefix)
+    for b in range(3):
+        rows = slice(cu[b], cu[b + 1])
+        t = lambda x: x[None].transpose(0, 2, 1, 3)  # noqa: E731
+        reference.check_against_reference(
+            t(q[rows]), t(k[rows]), t(v[rows]), None, t(out[rows]),
+            lse[None, :, rows], 1e-5, f"sequence {b}", mask_mod=prefix,
+            b_offset=b)
+
+
+def test_mask_hiding_whole_rows():
+    hidden_rows = np.zeros(S, dtype=bool)
+    hidden_rows[10:30] = True
+
+    def mask(b, h, q_idx, kv_idx):
+        return ~hidden_rows[q_idx] & (kv_idx <= q_idx)
+
+    q, k, v = inputs(1, 2, 2, S, S, 32)
+    out, lse = attn_mlir.flash_attention(q, k, v, return_lse=True,
+                                         mask_mod=mask)
+    assert np.all(out[:, :, 10:30] == 0)
+    assert np.all(lse[:, :, 10:30] == -np.inf)
+    ref_out, ref_lse = reference.attention(q, k, v, mask_mod=mask)
+    assert reference.rel_l2(out, ref_out) <= 1e-5
+    assert reference.rel_l2(lse, ref_lse) <= 1e-5
+
+
+def test_out_of_range_reads_are_clamped():
+    table = RNG.standard_normal(7).astype(np.float32)
+    q, k, v = inputs(1, 2, 2, 50, 50, 32)
+    far = attn_mlir.flash_attention(
+        q, k, v, score_mod=lambda s, b, h, qi, kvi: s + table[kvi + 1000])
+    last = attn_mlir.flash_attention(
+        q, k, v, score_mod=lambda s, b, h, qi, kvi: s + table[6])
+    assert np.array_equal(far, last)
+    wrapped = attn_mlir.flash_attention(
+        q, k, v, score_mod=lambda s, b, h, qi, kvi: s + table[-1])
+    assert np.array_equal(wrapped, last)
+
+
+def test_new_lengths_and_data_do_not_recompile():
+    bias = RNG.standard_normal((H, 2 * S - 1)).astype(np.float32)
+
+    def relative(score, b, h, q_idx, kv_idx):
+        return score + bias[h, q_idx - kv_idx + S - 1]
+
+    q, k, v = inputs(1, H, 4, 90, 90, 32)
+    attn_mlir.flash_attention(q, k, v, score_mod=relative)
+    before = attn_mlir.cache_stats()
+    q, k, v = inputs(1, H, 4, 130, 130, 32)
+    bias = RNG.standard_normal((H, 2 * S - 1)).astype(np.float32)
+    out = attn_mlir.flash_attention(q, k, v, score_mod=relative)
+    after = attn_mlir.cache_stats()
+    assert after["compilations"] == before["compilations"]
+    ref, _ = reference.attention(q, k, v, score_mod=relative)
+    assert reference.rel_l2(out, ref) <= 1e-5
+
+
+def test_torch_captured_tensors():
+    torch = pytest.importorskip("torch")
+    docs = torch.sort(torch.randint(0, 4, (1, S)), dim=1).values
+
+    def same_document(b, h, q_idx, kv_idx):
+        return docs[b, q_idx] == docs[b, kv_idx]
+
+    q, k, v = inputs(1, 2, 2, S, S, 32)
+    out = attn_mlir.flash_attention(*(torch.from_numpy(t) for t in (q, k, v)),
+                                    mask_mod=same_document)
+    d = docs.numpy()
+    ref, _ = reference.attention(
+        q, k, v, mask_mod=lambda b, h, qi, kvi: d[b, qi] == d[b, kvi])
+    assert reference.rel_l2(out.numpy(), ref) <= 1e-5
+
+
+def test_capture_errors():
+    q, k, v = inputs(1, 2, 2, 8, 8, 32)
+    table = np.zeros((3, 3), dtype=np.float32)
+    with pytest.raises(TypeError, match=r"captured array 'table' has 2 "
+                                        r"dimensions, indexed with 1"):
+        attn_mlir.flash_attention(
+            q, k, v, score_mod=lambda s, b, h, qi, kvi: s + table[qi])
+    texts = np.array(["a", "b"])
+    with pytest.raises(TypeError, match=r"dtype <U1 cannot be read"):
+        attn_mlir.flash_attention(
+            q, k, v, mask_mod=lambda b, h, qi, kvi: texts[qi] == texts[kvi])
+    empty = np.zeros(0, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"captured array is empty"):
+        attn_mlir.flash_attention(
+            q, k, v, score_mod=lambda s, b, h, qi, kvi: s + empty[qi])

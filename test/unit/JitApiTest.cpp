@@ -337,6 +337,41 @@ TEST_F(JitApiTest, VariantTextIsInlinedAndChecked) {
   EXPECT_EQ(pa.o.toLogicalVector(), pb.o.toLogicalVector());
   EXPECT_LE(pa.error(builtin, 1.0 / std::sqrt(32.0)), 1e-5);
 
+  // A captured per-head scale: one more memref argument, read clamped; the
+  // launch must give it (checked), and with it matches the reference with
+  // the scale folded in (each head's slope 1 here).
+  AttentionSpec captured = makeSpec(DType::F32, 32, CausalKind::None);
+  captured.scoreMod = R"(
+    func.func @per_head(%s: f32, %b: i32, %h: i32, %q: i32, %kv: i32,
+                        %w: memref<?xf32, strided<[?], offset: ?>>) -> f32 {
+      %m = attn.capture_load %w[%h] : memref<?xf32, strided<[?], offset: ?>>, i32
+      %y = arith.mulf %s, %m : f32
+      return %y : f32
+    })";
+  captured.captures.push_back({AttentionSpec::Capture::Element::F32, 1});
+  auto withCapture = getKernel(captured, cpu(), error);
+  ASSERT_NE(withCapture, nullptr) << error;
+  Problem pc(captured, 1, 2, 40, 50, "bhsd", 3);
+  EXPECT_FALSE(withCapture->launch(pc.args, error));
+  EXPECT_NE(error.find("the kernel reads 1 captured tensors, the launch "
+                       "gives 0"),
+            std::string::npos)
+      << error;
+  float ones[2] = {1.0f, 1.0f};
+  TensorRef weights;
+  weights.data = ones;
+  weights.rank = 1;
+  weights.sizes[0] = 0;
+  weights.strides[0] = 1;
+  pc.args.captures.push_back(weights);
+  EXPECT_FALSE(withCapture->launch(pc.args, error));
+  EXPECT_NE(error.find("capture 0 has size 0"), std::string::npos) << error;
+  pc.args.captures[0].sizes[0] = 2;
+  ASSERT_TRUE(withCapture->launch(pc.args, error)) << error;
+  EXPECT_LE(pc.error(makeSpec(DType::F32, 32, CausalKind::None),
+                     1.0 / std::sqrt(32.0)),
+            1e-5);
+
   auto refused = [&](const std::string &score, const std::string &mask,
                      const std::string &expected) {
     AttentionSpec bad = makeSpec(DType::F32, 32, CausalKind::None);

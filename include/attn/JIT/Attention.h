@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -90,6 +91,18 @@ struct AttentionSpec {
   /// arith and math (the attn.flash_attention regions' rules) ending in
   /// func.return. Part of the kernel key as written.
   std::string scoreMod, maskMod;
+  /// Tensors the user's functions read (`captures` of attn.flash_attention,
+  /// LaunchArgs::captures at launch), each a float32 or int32 tensor of
+  /// rank 1 to 4 with dynamic sizes and strides: the text's functions take
+  /// one more argument per capture, of type memref<?x..xf32|i32,
+  /// strided<[?, ..], offset: ?>>, read with attn.capture_load (negative
+  /// indices wrapped once, then clamped). At most 8.
+  struct Capture {
+    enum class Element { F32, I32 };
+    Element element = Element::F32;
+    int rank = 1;
+  };
+  std::vector<Capture> captures;
   /// Whether any variant is on.
   bool hasVariants() const {
     return softcap != 0.0f || windowLeft != -1 || windowRight != -1 ||
@@ -164,6 +177,10 @@ struct LaunchArgs {
   /// CUDA: the CUstream to launch on (null: the default stream). The launch
   /// is asynchronous there; on the CPU it returns when the output is written.
   void *stream = nullptr;
+  /// The spec's captures, in its order: float32 or int32 tensors of the
+  /// ranks it says, every size at least 1 (host memory for the CPU target,
+  /// device memory for CUDA).
+  std::vector<TensorRef> captures;
   /// CPU: worker threads (0: all hardware threads).
   unsigned threads = 0;
   /// Split-KV (flash-decoding): the keys of each (batch, head) are split

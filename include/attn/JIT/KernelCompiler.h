@@ -25,6 +25,11 @@ namespace mlir::attn {
 /// The MLIR element type of `dtype`.
 Type elementTypeOf(MLIRContext *ctx, ::attn::DType dtype);
 
+/// The memref type of a capture: its element type, dynamic sizes and
+/// strides.
+MemRefType captureType(MLIRContext *ctx,
+                       const ::attn::AttentionSpec::Capture &capture);
+
 /// The kernel name of generated modules.
 constexpr const char *kGeneratedKernelName = "attention";
 

@@ -144,6 +144,8 @@ struct ScoreModLowering : public OpConversionPattern<ScoreModOp> {
           SmallVector<Value> args = {arith::MulFOp::create(b, loc, value,
                                                            scale)};
           args.append(positions.at(b, loc, m, n, half, e));
+          args.append(adaptor.getCaptures().begin(),
+                      adaptor.getCaptures().end());
           return attn::emitVariantRegion(b, loc, op.getBody(), args,
                                          positions.queryLen,
                                          positions.keyLen, lowerMathOp);
@@ -167,9 +169,12 @@ struct MaskModLowering : public OpConversionPattern<MaskModOp> {
     Value result = mapAccumulator(
         b, loc, adaptor.getScores(), positions.shape,
         [&](int64_t m, int64_t n, int64_t half, int64_t e, Value value) {
+          SmallVector<Value> args = positions.at(b, loc, m, n, half, e);
+          args.append(adaptor.getCaptures().begin(),
+                      adaptor.getCaptures().end());
           Value seen = attn::emitVariantRegion(
-              b, loc, op.getBody(), positions.at(b, loc, m, n, half, e),
-              positions.queryLen, positions.keyLen, lowerMathOp);
+              b, loc, op.getBody(), args, positions.queryLen,
+              positions.keyLen, lowerMathOp);
           return arith::SelectOp::create(b, loc, seen, value, negInf)
               .getResult();
         });

@@ -133,7 +133,7 @@ LogicalResult convertKernelOps(gpu::GPUFuncOp func,
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   target.addIllegalDialect<AttnDialect>();
   // The scalar code of variant regions moves into attngpu ops as it is.
-  target.addLegalOp<YieldOp, SeqLenOp>();
+  target.addLegalOp<YieldOp, SeqLenOp, CaptureLoadOp>();
   target.addIllegalOp<func::ReturnOp>();
   // A gather's loads go with it.
   target.addDynamicallyLegalOp<TileLoadOp>(

@@ -228,6 +228,7 @@ struct ScoreModToCPU : public OpRewritePattern<ScoreModOp> {
           SmallVector<Value> args = {
               arith::MulFOp::create(b, loc, a[0], scale)};
           args.append(indices.at(b, loc));
+          args.append(op.getCaptures().begin(), op.getCaptures().end());
           return emitVariantRegion(b, loc, op.getBody(), args,
                                    indices.queryLen, indices.keyLen);
         });
@@ -245,9 +246,10 @@ struct MaskModToCPU : public OpRewritePattern<MaskModOp> {
     Value result = elementwise2D(
         rewriter, op.getLoc(), type.getShape(), op.getScores(), {false},
         rewriter.getF32Type(), [&](OpBuilder &b, Location loc, ValueRange a) {
-          Value seen = emitVariantRegion(b, loc, op.getBody(),
-                                         indices.at(b, loc), indices.queryLen,
-                                         indices.keyLen);
+          SmallVector<Value> args = indices.at(b, loc);
+          args.append(op.getCaptures().begin(), op.getCaptures().end());
+          Value seen = emitVariantRegion(b, loc, op.getBody(), args,
+                                         indices.queryLen, indices.keyLen);
           return arith::SelectOp::create(b, loc, seen, a[0], negInf(b, loc))
               .getResult();
         });

@@ -91,3 +91,32 @@ func.func @division(%s: tensor<64x32xf32>, %b: index, %h: index,
   }
   return %u : tensor<64x32xf32>
 }
+
+// -----
+
+// attn.capture_load: a negative index is wrapped once (+ size), every
+// index clamped to [0, size - 1], then memref.load: never out of bounds.
+// CHECK-LABEL: func.func @capture
+// CHECK: linalg.generic
+// CHECK:   %[[I:.+]] = arith.index_cast %{{.+}} : i32 to index
+// CHECK:   %[[N:.+]] = memref.dim %[[C:.+]], %c0
+// CHECK:   %[[NEG:.+]] = arith.cmpi slt, %[[I]], %c0
+// CHECK:   %[[W:.+]] = arith.addi %[[I]], %[[N]]
+// CHECK:   %[[S:.+]] = arith.select %[[NEG]], %[[W]], %[[I]]
+// CHECK:   %[[LAST:.+]] = arith.subi %[[N]], %c1
+// CHECK:   %[[LO:.+]] = arith.minsi %[[S]], %[[LAST]]
+// CHECK:   %[[IX:.+]] = arith.maxsi %[[LO]], %c0
+// CHECK:   memref.load %[[C]][%[[IX]]]
+func.func @capture(%s: tensor<64x32xf32>, %b: index, %h: index,
+                   %m0: index, %ql: index, %n0: index, %kl: index,
+                   %c: memref<?xf32, strided<[?], offset: ?>>) -> tensor<64x32xf32> {
+  %u = attn.mask_mod %s at (%b, %h) rows [%m0, %ql) cols [%n0, %kl)
+      lengths (%ql, %kl) captures(%c : memref<?xf32, strided<[?], offset: ?>>) : tensor<64x32xf32> {
+  ^bb0(%bb: i32, %hh: i32, %qi: i32, %kvi: i32, %cc: memref<?xf32, strided<[?], offset: ?>>):
+    %x = attn.capture_load %cc[%qi] : memref<?xf32, strided<[?], offset: ?>>, i32
+    %zero = arith.constant 0.0 : f32
+    %seen = arith.cmpf ogt, %x, %zero : f32
+    attn.yield %seen : i1
+  }
+  return %u : tensor<64x32xf32>
+}

@@ -19,7 +19,7 @@ func.func @two_blocks(%q: !t, %k: !t, %v: !t, %o: !t) {
 
 !t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 func.func @arity(%q: !t, %k: !t, %v: !t, %o: !t) {
-  // expected-error @+1 {{score_mod region takes (score: f32, b: i32, h: i32, q_idx: i32, kv_idx: i32), got 4 arguments}}
+  // expected-error @+1 {{score_mod region takes (score: f32, b: i32, h: i32, q_idx: i32, kv_idx: i32) and one argument per capture (0), got 4 arguments}}
   attn.flash_attention %q, %k, %v -> %o : !t, !t, !t -> !t score_mod {
     ^bb0(%x: f32, %b: i32, %h: i32, %qi: i32):
       attn.yield %x : f32
@@ -165,7 +165,7 @@ func.func @tile_rank(%s: tensor<64xf32>, %i: index) -> tensor<64xf32> {
 // -----
 
 func.func @tile_region(%s: tensor<64x64xf32>, %sc: f32, %i: index) -> tensor<64x64xf32> {
-  // expected-error @+1 {{score_mod region takes (score: f32, b: i32, h: i32, q_idx: i32, kv_idx: i32), got 4 arguments}}
+  // expected-error @+1 {{score_mod region takes (score: f32, b: i32, h: i32, q_idx: i32, kv_idx: i32) and one argument per capture (0), got 4 arguments}}
   %u = attn.score_mod %s scale %sc at (%i, %i) rows [%i, %i) cols [%i, %i)
       lengths (%i, %i) : tensor<64x64xf32> {
   ^bb0(%b: i32, %h: i32, %qi: i32, %kvi: i32):
@@ -173,4 +173,42 @@ func.func @tile_region(%s: tensor<64x64xf32>, %sc: f32, %i: index) -> tensor<64x
     attn.yield %c : f32
   }
   return %u : tensor<64x64xf32>
+}
+
+// -----
+
+!t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!c = memref<?xf32, strided<[?], offset: ?>>
+func.func @capture_argument_type(%q: !t, %k: !t, %v: !t, %o: !t, %c: !c) {
+  // expected-error @+1 {{mask_mod region argument 4 must have the type of capture 0 ('memref<?xf32, strided<[?], offset: ?>>'), got 'memref<?xi32, strided<[?], offset: ?>>'}}
+  attn.flash_attention %q, %k, %v -> %o captures(%c : !c) : !t, !t, !t -> !t mask_mod {
+    ^bb0(%b: i32, %h: i32, %qi: i32, %kvi: i32, %x: memref<?xi32, strided<[?], offset: ?>>):
+      %t = arith.constant true
+      attn.yield %t : i1
+    }
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!c = memref<?xf32, strided<[?], offset: ?>>
+func.func @captures_unread(%q: !t, %k: !t, %v: !t, %o: !t, %c: !c) {
+  // expected-error @+1 {{has captures but no score_mod or mask_mod region to read them}}
+  attn.flash_attention %q, %k, %v -> %o captures(%c : !c) : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!c = memref<?x?xf32, strided<[?, ?], offset: ?>>
+func.func @capture_load_rank(%q: !t, %k: !t, %v: !t, %o: !t, %c: !c) {
+  attn.flash_attention %q, %k, %v -> %o captures(%c : !c) : !t, !t, !t -> !t score_mod {
+    ^bb0(%s: f32, %b: i32, %h: i32, %qi: i32, %kvi: i32, %x: !c):
+      // expected-error @+1 {{'attn.capture_load' op expects 2 indices for a rank-2 capture, got 1}}
+      %e = attn.capture_load %x[%h] : !c, i32
+      attn.yield %s : f32
+    }
+  return
 }

@@ -71,3 +71,27 @@ func.func @tiles(%s: tensor<64x32xf32>, %sc: f32, %b: index, %h: index,
   }
   return %u : tensor<64x32xf32>
 }
+
+// Captures: one more region argument each, read with attn.capture_load.
+// CHECK-LABEL: func.func @captured
+// CHECK: attn.flash_attention {{.*}} captures(%{{.+}}, %{{.+}} : memref<?xf32, strided<[?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>)
+// CHECK: attn.capture_load %{{.+}}[%{{.+}}] : memref<?xf32, strided<[?], offset: ?>>, i32
+// CHECK: attn.capture_load %{{.+}}[%{{.+}}, %{{.+}}] : memref<?x?xi32, strided<[?, ?], offset: ?>>, i32, i32
+!s = memref<?xf32, strided<[?], offset: ?>>
+!d = memref<?x?xi32, strided<[?, ?], offset: ?>>
+func.func @captured(%q: !t, %k: !t, %v: !t, %o: !t, %slopes: !s, %docs: !d) {
+  attn.flash_attention %q, %k, %v -> %o captures(%slopes, %docs : !s, !d) : !t, !t, !t -> !t
+    score_mod {
+    ^bb0(%x: f32, %b: i32, %h: i32, %qi: i32, %kvi: i32, %sl: !s, %dc: !d):
+      %m = attn.capture_load %sl[%h] : !s, i32
+      %y = arith.mulf %x, %m : f32
+      attn.yield %y : f32
+    } mask_mod {
+    ^bb0(%b: i32, %h: i32, %qi: i32, %kvi: i32, %sl: !s, %dc: !d):
+      %dq = attn.capture_load %dc[%b, %qi] : !d, i32, i32
+      %dk = attn.capture_load %dc[%b, %kvi] : !d, i32, i32
+      %same = arith.cmpi eq, %dq, %dk : i32
+      attn.yield %same : i1
+    }
+  return
+}

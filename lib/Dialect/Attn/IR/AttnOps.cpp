@@ -417,18 +417,33 @@ LogicalResult FinalizeOp::verify() {
 // Variants
 //===----------------------------------------------------------------------===//
 
-LogicalResult FlashAttentionOp::verifyRegions() {
-  if (failed(verifyVariantRegion(*this, getScoreMod(), VariantKind::Score,
-                                 /*mayBeEmpty=*/true)))
-    return failure();
-  return verifyVariantRegion(*this, getMaskMod(), VariantKind::Mask,
-                             /*mayBeEmpty=*/true);
-}
-
 /// Whether `op` sits directly in a score_mod or mask_mod region.
 static bool inVariantRegion(Operation *op) {
   Operation *parent = op->getParentOp();
   return parent && parent->hasTrait<HoldsVariantRegions>();
+}
+
+LogicalResult FlashAttentionOp::verifyRegions() {
+  TypeRange captures = getCaptures().getTypes();
+  if (!captures.empty() && getScoreMod().empty() && getMaskMod().empty())
+    return emitOpError() << "has captures but no score_mod or mask_mod "
+                            "region to read them";
+  if (failed(verifyVariantRegion(*this, getScoreMod(), VariantKind::Score,
+                                 /*mayBeEmpty=*/true, captures)))
+    return failure();
+  return verifyVariantRegion(*this, getMaskMod(), VariantKind::Mask,
+                             /*mayBeEmpty=*/true, captures);
+}
+
+LogicalResult CaptureLoadOp::verify() {
+  int64_t rank = cast<MemRefType>(getCapture().getType()).getRank();
+  if (int64_t(getIndices().size()) != rank)
+    return emitOpError() << "expects " << rank << " indices for a rank-"
+                         << rank << " capture, got " << getIndices().size();
+  if (!inVariantRegion(*this))
+    return emitOpError() << "is only valid inside a score_mod or mask_mod "
+                            "region";
+  return success();
 }
 
 LogicalResult SeqLenOp::verify() {
@@ -453,7 +468,7 @@ LogicalResult ScoreModOp::verify() {
 
 LogicalResult ScoreModOp::verifyRegions() {
   return verifyVariantRegion(*this, getBody(), VariantKind::Score,
-                             /*mayBeEmpty=*/false);
+                             /*mayBeEmpty=*/false, getCaptures().getTypes());
 }
 
 LogicalResult MaskModOp::verify() {
@@ -464,7 +479,7 @@ LogicalResult MaskModOp::verify() {
 
 LogicalResult MaskModOp::verifyRegions() {
   return verifyVariantRegion(*this, getBody(), VariantKind::Mask,
-                             /*mayBeEmpty=*/false);
+                             /*mayBeEmpty=*/false, getCaptures().getTypes());
 }
 
 int64_t FlashAttentionOp::getHeadDim() {

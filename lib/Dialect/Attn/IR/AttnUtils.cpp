@@ -184,7 +184,9 @@ static bool fitsOrder(ArrayRef<KernelArgRole> roles,
       ++next;
     if (next == order.size())
       return false;
-    ++next;
+    // (Captures come in any number, one after the other.)
+    if (role != KernelArgRole::Capture)
+      ++next;
   }
   return llvm::all_of(required, [&](KernelArgRole role) {
     return llvm::is_contained(roles, role);
@@ -214,6 +216,8 @@ static bool fitsRole(Type type, KernelArgRole role) {
   case KernelArgRole::BlockTable:
     return memref && memref.getRank() == 2 &&
            memref.getElementType().isInteger(32);
+  case KernelArgRole::Capture:
+    return memref && memref.getRank() >= 1 && memref.getRank() <= 4;
   }
   return false;
 }
@@ -225,7 +229,8 @@ checkRecordedRoles(FunctionOpInterface kernel,
   using R = KernelArgRole;
   bool attention = fitsOrder(roles, {R::Query, R::Key, R::Value, R::Output,
                                      R::Lse, R::KvLens, R::BlockTable,
-                                     R::CuSeqlensQ, R::CuSeqlensK, R::Scale},
+                                     R::CuSeqlensQ, R::CuSeqlensK,
+                                     R::Capture, R::Scale},
                              {R::Query, R::Key, R::Value, R::Output});
   bool combine = fitsOrder(roles, {R::Partials, R::PartialLse, R::Output,
                                    R::Lse},

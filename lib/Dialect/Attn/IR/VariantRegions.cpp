@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
@@ -35,7 +36,8 @@ static bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
 
 LogicalResult mlir::attn::verifyVariantRegion(Operation *op, Region &region,
                                               VariantKind kind,
-                                              bool mayBeEmpty) {
+                                              bool mayBeEmpty,
+                                              TypeRange captures) {
   StringRef name = variantRegionName(kind);
   if (region.empty()) {
     if (mayBeEmpty)
@@ -51,15 +53,25 @@ LogicalResult mlir::attn::verifyVariantRegion(Operation *op, Region &region,
   ArrayRef<const char *> names(kArgNames);
   if (kind == VariantKind::Mask)
     names = names.drop_front();
-  if (block.getNumArguments() != names.size())
+  if (block.getNumArguments() != names.size() + captures.size())
     return op->emitOpError()
            << name << " region takes ("
            << (kind == VariantKind::Score
                    ? "score: f32, b: i32, h: i32, q_idx: i32, kv_idx: i32"
                    : "b: i32, h: i32, q_idx: i32, kv_idx: i32")
+           << ") and one argument per capture (" << captures.size()
            << "), got " << block.getNumArguments() << " arguments";
   Builder builder(op->getContext());
-  for (auto [index, arg] : llvm::enumerate(block.getArguments())) {
+  for (auto [index, type] : llvm::enumerate(captures)) {
+    Type got = block.getArgument(names.size() + index).getType();
+    if (got != type)
+      return op->emitOpError()
+             << name << " region argument " << names.size() + index
+             << " must have the type of capture " << index << " (" << type
+             << "), got " << got;
+  }
+  for (auto [index, arg] :
+       llvm::enumerate(block.getArguments().take_front(names.size()))) {
     bool isScore = kind == VariantKind::Score && index == 0;
     Type expected = isScore ? Type(builder.getF32Type())
                             : Type(builder.getI32Type());
@@ -73,6 +85,18 @@ LogicalResult mlir::attn::verifyVariantRegion(Operation *op, Region &region,
   for (Operation &inner : block) {
     if (isa<YieldOp, SeqLenOp>(inner))
       continue;
+    if (auto load = dyn_cast<CaptureLoadOp>(inner)) {
+      auto arg = dyn_cast<BlockArgument>(load.getCapture());
+      if (!arg || arg.getOwner() != &block ||
+          arg.getArgNumber() < names.size())
+        return load.emitOpError()
+               << "reads a capture: a block argument of the " << name
+               << " region after its " << names.size() << " index arguments";
+      if (!isScalar(load.getType()))
+        return load.emitOpError() << "reads " << load.getType()
+                                  << ": captures hold scalars";
+      continue;
+    }
     if (isa<math::MathDialect>(inner.getDialect())) {
       if (!isSupportedMathOp(&inner))
         return inner.emitOpError()
@@ -153,6 +177,31 @@ static Value emitGuardedDivision(OpBuilder &b, Location loc, Operation *op,
   return arith::SelectOp::create(b, loc, isZero, zero, result);
 }
 
+/// capture[indices]: each index cast to index, wrapped once when negative
+/// (+ size), then clamped to [0, size - 1].
+static Value emitClampedLoad(OpBuilder &b, Location loc, CaptureLoadOp load,
+                             IRMapping &mapping) {
+  Value capture = mapping.lookup(load.getCapture());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> indices;
+  for (auto [dim, index] : llvm::enumerate(load.getIndices())) {
+    Value i = mapping.lookup(index);
+    if (!i.getType().isIndex())
+      i = arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
+    Value size = memref::DimOp::create(b, loc, capture, dim);
+    Value negative =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
+    i = arith::SelectOp::create(b, loc, negative,
+                                arith::AddIOp::create(b, loc, i, size), i);
+    Value last = arith::SubIOp::create(b, loc, size, one);
+    i = arith::MaxSIOp::create(b, loc,
+                               arith::MinSIOp::create(b, loc, i, last), zero);
+    indices.push_back(i);
+  }
+  return memref::LoadOp::create(b, loc, capture, indices);
+}
+
 Value mlir::attn::emitVariantRegion(
     OpBuilder &b, Location loc, Region &region, ValueRange args,
     Value queryLen, Value keyLen,
@@ -163,6 +212,10 @@ Value mlir::attn::emitVariantRegion(
   for (Operation &inner : block) {
     if (auto yield = dyn_cast<YieldOp>(inner))
       return mapping.lookup(yield.getValues().front());
+    if (auto load = dyn_cast<CaptureLoadOp>(inner)) {
+      mapping.map(load.getResult(), emitClampedLoad(b, loc, load, mapping));
+      continue;
+    }
     if (auto length = dyn_cast<SeqLenOp>(inner)) {
       mapping.map(length.getResult(), length.getSide() == SequenceSide::query
                                           ? queryLen

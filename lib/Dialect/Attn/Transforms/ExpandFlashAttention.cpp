@@ -322,10 +322,12 @@ void TileProgramBuilder::build() {
     Operation *tile;
     if (&region == &op.getScoreMod())
       tile = ScoreModOp::create(b, loc, scoreType, scores, scale, sequence,
-                                head, qFirst, qEnd, n0, kvLen, qLen, kvLen);
+                                head, qFirst, qEnd, n0, kvLen, qLen, kvLen,
+                                op.getCaptures());
     else
       tile = MaskModOp::create(b, loc, scoreType, scores, sequence, head,
-                               qFirst, qEnd, n0, kvLen, qLen, kvLen);
+                               qFirst, qEnd, n0, kvLen, qLen, kvLen,
+                               op.getCaptures());
     IRMapping mapping;
     region.cloneInto(&tile->getRegion(0), mapping);
     return tile->getResult(0);
@@ -440,14 +442,21 @@ struct ExpandFlashAttentionPass
     }
 
     using R = KernelArgRole;
-    recordOperandRoles(func,
-                       {op.getQuery(), op.getKey(), op.getValue(),
-                        op.getOutput(), op.getLse(), op.getKvLens(),
-                        op.getBlockTable(), op.getCuSeqlensQ(),
-                        op.getCuSeqlensK(), op.getScale()},
-                       {R::Query, R::Key, R::Value, R::Output, R::Lse,
-                        R::KvLens, R::BlockTable, R::CuSeqlensQ,
-                        R::CuSeqlensK, R::Scale});
+    SmallVector<Value> operands = {op.getQuery(),      op.getKey(),
+                                   op.getValue(),      op.getOutput(),
+                                   op.getLse(),        op.getKvLens(),
+                                   op.getBlockTable(), op.getCuSeqlensQ(),
+                                   op.getCuSeqlensK()};
+    SmallVector<R> roles = {R::Query,  R::Key,        R::Value,
+                            R::Output, R::Lse,        R::KvLens,
+                            R::BlockTable, R::CuSeqlensQ, R::CuSeqlensK};
+    for (Value capture : op.getCaptures()) {
+      operands.push_back(capture);
+      roles.push_back(R::Capture);
+    }
+    operands.push_back(op.getScale());
+    roles.push_back(R::Scale);
+    recordOperandRoles(func, operands, roles);
     TileProgramBuilder(op, config).build();
 
     func->setAttr("attn.block_m",

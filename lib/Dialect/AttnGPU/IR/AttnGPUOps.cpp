@@ -613,7 +613,8 @@ LogicalResult ScoreModOp::verify() {
 
 LogicalResult ScoreModOp::verifyRegions() {
   return attn::verifyVariantRegion(*this, getBody(), attn::VariantKind::Score,
-                                   /*mayBeEmpty=*/false);
+                                   /*mayBeEmpty=*/false,
+                                   getCaptures().getTypes());
 }
 
 LogicalResult MaskModOp::verify() {
@@ -622,7 +623,8 @@ LogicalResult MaskModOp::verify() {
 
 LogicalResult MaskModOp::verifyRegions() {
   return attn::verifyVariantRegion(*this, getBody(), attn::VariantKind::Mask,
-                                   /*mayBeEmpty=*/false);
+                                   /*mayBeEmpty=*/false,
+                                   getCaptures().getTypes());
 }
 
 LogicalResult SoftmaxStepOp::verify() {

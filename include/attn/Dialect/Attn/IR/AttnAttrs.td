@@ -57,7 +57,8 @@ def Attn_SequenceSideAttr
 
 // The kernel ABI: what each argument of a kernel function is, in the
 // order the launchers pass them (Q, K, V, O, then the optional LSE,
-// per-sequence key lengths, block table, varlen prefix sums and scale; a
+// per-sequence key lengths, block table, varlen prefix sums, the variant
+// regions' captures and scale; a
 // split-KV combine takes the partials, their LSEs, O and the optional LSE). The expansions record it as `attn.role` on each argument.
 def Attn_RoleQuery      : I32EnumAttrCase<"Query", 0, "query">;
 def Attn_RoleKey        : I32EnumAttrCase<"Key", 1, "key">;
@@ -71,13 +72,14 @@ def Attn_RoleKvLens     : I32EnumAttrCase<"KvLens", 8, "kv_lens">;
 def Attn_RoleCuSeqlensQ : I32EnumAttrCase<"CuSeqlensQ", 9, "cu_seqlens_q">;
 def Attn_RoleCuSeqlensK : I32EnumAttrCase<"CuSeqlensK", 10, "cu_seqlens_k">;
 def Attn_RoleBlockTable : I32EnumAttrCase<"BlockTable", 11, "block_table">;
+def Attn_RoleCapture    : I32EnumAttrCase<"Capture", 12, "capture">;
 
 def Attn_KernelArgRole : I32EnumAttr<"KernelArgRole",
     "what a kernel argument is in the kernel ABI",
     [Attn_RoleQuery, Attn_RoleKey, Attn_RoleValue, Attn_RoleOutput,
      Attn_RoleLse, Attn_RoleScale, Attn_RolePartials, Attn_RolePartialLse,
      Attn_RoleKvLens, Attn_RoleCuSeqlensQ, Attn_RoleCuSeqlensK,
-     Attn_RoleBlockTable]> {
+     Attn_RoleBlockTable, Attn_RoleCapture]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::attn";
 }

@@ -455,6 +455,31 @@ def Attn_SeqLenOp : Attn_Op<"seq_len", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_CaptureLoadOp : Attn_Op<"capture_load", [Pure,
+    TypesMatchWith<"result is the capture's element type", "capture",
+                   "result",
+                   "::llvm::cast<::mlir::MemRefType>($_self).getElementType()">]> {
+  let summary = "read a captured tensor in a variant region";
+  let description = [{
+    Inside a `score_mod` or `mask_mod` region: the element of `capture` (a
+    block argument of the region standing for one of the op's captures) at
+    `indices` (i32, i64 or index, one per dimension). An index below 0 is
+    wrapped once (numpy style: -1 is the last element), then every index is
+    clamped to [0, size - 1], so a read never leaves the tensor.
+
+    ```mlir
+    %slope = attn.capture_load %slopes[%h] : memref<?xf32, strided<[?], offset: ?>>, i32
+    ```
+  }];
+  let arguments = (ins AnyStridedMemRef:$capture,
+                       Variadic<AnySignlessIntegerOrIndex>:$indices);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $capture `[` $indices `]` attr-dict `:` type($capture) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
 // The index operands of the tile-level variant ops.
 class Attn_VariantTileOp<string mnemonic, list<Trait> traits = []>
     : Attn_Op<mnemonic, !listconcat(traits, [Pure, IsolatedFromAbove,
@@ -488,11 +513,13 @@ def Attn_ScoreModOp : Attn_VariantTileOp<"score_mod"> {
   let arguments = (ins Attn_F32Tile:$scores, F32:$scale, Index:$batch,
                        Index:$head, Index:$q_start, Index:$q_end,
                        Index:$kv_start, Index:$kv_end, Index:$q_len,
-                       Index:$kv_len);
+                       Index:$kv_len, Variadic<AnyStridedMemRef>:$captures);
   let assemblyFormat = [{
     $scores `scale` $scale `at` `(` $batch `,` $head `)`
     `rows` `[` $q_start `,` $q_end `)` `cols` `[` $kv_start `,` $kv_end `)`
-    `lengths` `(` $q_len `,` $kv_len `)` attr-dict `:` type($scores) $body
+    `lengths` `(` $q_len `,` $kv_len `)`
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
+    `:` type($scores) $body
   }];
 }
 
@@ -514,11 +541,14 @@ def Attn_MaskModOp : Attn_VariantTileOp<"mask_mod"> {
   }];
   let arguments = (ins Attn_F32Tile:$scores, Index:$batch, Index:$head,
                        Index:$q_start, Index:$q_end, Index:$kv_start,
-                       Index:$kv_end, Index:$q_len, Index:$kv_len);
+                       Index:$kv_end, Index:$q_len, Index:$kv_len,
+                       Variadic<AnyStridedMemRef>:$captures);
   let assemblyFormat = [{
     $scores `at` `(` $batch `,` $head `)`
     `rows` `[` $q_start `,` $q_end `)` `cols` `[` $kv_start `,` $kv_end `)`
-    `lengths` `(` $q_len `,` $kv_len `)` attr-dict `:` type($scores) $body
+    `lengths` `(` $q_len `,` $kv_len `)`
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
+    `:` type($scores) $body
   }];
 }
 
@@ -582,6 +612,29 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention",
     batch and S is its batch divided by the query's. A range past the last
     key leaves output 0 and LSE -inf. `attn.combine_splits` merges them.
 
+    Variants (sliding windows, soft-capping, document masks, ...) are two
+    optional regions, FlexAttention's `score_mod` and `mask_mod`:
+
+    * `score_mod` takes `(score: f32, b: i32, h: i32, q_idx: i32,
+      kv_idx: i32)` and yields the f32 score the softmax sees; `score` is
+      the scaled score `scale * q . k`.
+    * `mask_mod` takes `(b, h, q_idx, kv_idx)` (i32) and yields i1: true
+      when the key is seen. It hides keys on top of `causal`.
+
+    `b` is the batch (the sequence, with `cu_seqlens`), `h` the query
+    head, `q_idx` and `kv_idx` positions in the sequence; with `kv_lens`
+    `q_idx` counts from the start of the cache (`kv_lens[b] - seq_q + i`
+    for query row i, so it may be negative). The regions are straight-line
+    `arith` and `math` code (`absf`, `absi`, `exp`, `exp2`, `log`, `log2`,
+    `tanh`, `sqrt`, `floor`, `ceil`, `fma`) ending in `attn.yield`, and may
+    read the sequence's lengths with `attn.seq_len`. `captures` are tensors
+    the regions read (per-head slopes, per-token document ids, bias
+    tables): each region takes one more block argument per capture, of its
+    type, read with `attn.capture_load` (indices wrapped once when
+    negative, then clamped: never out of bounds). The LSE is the
+    log-sum-exp of the modified, masked scores; a row whose keys are all
+    hidden gets output 0 and LSE -inf.
+
     ```mlir
     attn.flash_attention %q, %k, %v -> %o, lse %lse scale %s
         causal = bottom_right {gqa_ratio = 4 : i64}
@@ -613,6 +666,7 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention",
                        Optional<AnyStridedMemRef>:$cu_seqlens_q,
                        Optional<AnyStridedMemRef>:$cu_seqlens_k,
                        Optional<F32>:$scale,
+                       Variadic<AnyStridedMemRef>:$captures,
                        DefaultValuedAttr<Attn_CausalAlignmentAttr, "::mlir::attn::CausalAlignment::none">:$causal,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$gqa_ratio,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$q_len_multiple,
@@ -624,7 +678,8 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention",
     (`block_table` $block_table^ `:` type($block_table))?
     (`cu_seqlens` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
      `,` type($cu_seqlens_k))?
-    (`scale` $scale^)? (`causal` `=` `` $causal^)? attr-dict
+    (`scale` $scale^)? (`causal` `=` `` $causal^)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($output)
     (`,` type($lse)^)? (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
   }];

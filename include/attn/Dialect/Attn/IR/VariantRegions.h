@@ -28,11 +28,19 @@ StringRef variantRegionName(VariantKind kind);
 
 /// Checks a variant region of `op`: one block taking (score: f32, b, h,
 /// q_idx, kv_idx: i32) for a score_mod, (b, h, q_idx, kv_idx) for a
-/// mask_mod; straight-line scalar arith, the math ops that lower without
-/// libdevice, attn.seq_len; ending in attn.yield of one f32 (score_mod)
-/// or one i1 (mask_mod). An empty region passes when `mayBeEmpty`.
+/// mask_mod, then one argument per capture of its type (`captures`, the
+/// op's capture operand types); straight-line scalar arith, the math ops
+/// that lower without libdevice, attn.seq_len and attn.capture_load;
+/// ending in attn.yield of one f32 (score_mod) or one i1 (mask_mod). An
+/// empty region passes when `mayBeEmpty`.
 LogicalResult verifyVariantRegion(Operation *op, Region &region,
-                                  VariantKind kind, bool mayBeEmpty);
+                                  VariantKind kind, bool mayBeEmpty,
+                                  TypeRange captures);
+
+/// Block arguments of a variant region before its captures.
+inline unsigned variantFixedArguments(VariantKind kind) {
+  return kind == VariantKind::Score ? 5 : 4;
+}
 
 /// Emits the region's code at `b`'s insertion point with its block
 /// arguments bound to `args` and attn.seq_len bound to `queryLen` /

@@ -567,12 +567,13 @@ def AttnGPU_ScoreModOp : AttnGPU_VariantTileOp<"score_mod"> {
   let arguments = (ins AttnGPU_Tile:$scores, F32:$scale, Index:$batch,
                        Index:$head, Index:$q_start, Index:$q_end,
                        Index:$kv_start, Index:$kv_end, Index:$q_len,
-                       Index:$kv_len);
+                       Index:$kv_len, Variadic<AnyStridedMemRef>:$captures);
   let assemblyFormat = [{
     $scores `scale` $scale `at` `(` $batch `,` $head `)`
     `rows` `[` $q_start `,` $q_end `)` `cols` `[` $kv_start `,` $kv_end `)`
-    `lengths` `(` $q_len `,` $kv_len `)` attr-dict `:` qualified(type($scores))
-    $body
+    `lengths` `(` $q_len `,` $kv_len `)`
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
+    `:` qualified(type($scores)) $body
   }];
 }
 
@@ -585,12 +586,14 @@ def AttnGPU_MaskModOp : AttnGPU_VariantTileOp<"mask_mod"> {
   }];
   let arguments = (ins AttnGPU_Tile:$scores, Index:$batch, Index:$head,
                        Index:$q_start, Index:$q_end, Index:$kv_start,
-                       Index:$kv_end, Index:$q_len, Index:$kv_len);
+                       Index:$kv_end, Index:$q_len, Index:$kv_len,
+                       Variadic<AnyStridedMemRef>:$captures);
   let assemblyFormat = [{
     $scores `at` `(` $batch `,` $head `)`
     `rows` `[` $q_start `,` $q_end `)` `cols` `[` $kv_start `,` $kv_end `)`
-    `lengths` `(` $q_len `,` $kv_len `)` attr-dict `:` qualified(type($scores))
-    $body
+    `lengths` `(` $q_len `,` $kv_len `)`
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
+    `:` qualified(type($scores)) $body
   }];
 }
 
