@@ -98,6 +98,11 @@ typedef struct attn_variant_spec {
   int32_t num_captures;
   const int32_t *capture_elements;
   const int32_t *capture_ranks;
+  /** ALiBi (flash_attn's alibi_slopes): 0 none, 1 float32 slopes [heads],
+   *  2 [batch, heads]; each score gets -slope[h] * |i + d - j| after the
+   *  softcap (d as for the window). attn_kernel_launch_captures takes the
+   *  slopes after the captures. */
+  int32_t alibi_rank;
 } attn_variant_spec;
 
 enum { ATTN_CAPTURE_F32 = 0, ATTN_CAPTURE_I32 = 1 };
@@ -215,9 +220,10 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
                                   void *stream,
                                   const attn_launch_options *options);
 
-/** attn_kernel_launch_ex for a kernel with captures: `captures` holds
- *  `num_captures` tensors (every size >= 1), in the variant spec's order
- *  and of its element types and ranks. */
+/** attn_kernel_launch_ex for a kernel with captures or ALiBi: `captures`
+ *  holds `num_captures` tensors (every size >= 1), the variant spec's
+ *  captures in its order, element types and ranks, then its ALiBi slopes
+ *  when alibi_rank > 0. */
 attn_status attn_kernel_launch_captures(
     const attn_kernel *kernel, const attn_tensor *q, const attn_tensor *k,
     const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,

@@ -68,7 +68,7 @@ attn_status attn_kernel_get_variant(const attn_spec *spec,
                     "attn_kernel_get: spec, target and out must not be NULL");
   // The fields the caller's struct has (it may predate later ones).
   attn_variant_spec given = {sizeof(attn_variant_spec), 0.0f, -1, -1,
-                             nullptr, nullptr, 0, nullptr, nullptr};
+                             nullptr, nullptr, 0, nullptr, nullptr, 0};
   if (variant) {
     if (variant->struct_size < sizeof(size_t) ||
         variant->struct_size > sizeof(attn_variant_spec))
@@ -123,6 +123,7 @@ attn_status attn_kernel_get_variant(const attn_spec *spec,
     capture.rank = given.capture_ranks[i];
     s.captures.push_back(capture);
   }
+  s.alibiRank = given.alibi_rank;
   std::string error = s.validate();
   if (!error.empty())
     return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
@@ -203,7 +204,15 @@ static attn_status launchEx(const attn_kernel *kernel, const attn_tensor *q,
                     "attn_kernel_launch_captures: " +
                         std::to_string(numCaptures) +
                         " captures and a NULL array");
-  for (int32_t i = 0; i < numCaptures; ++i) {
+  // The captures, then the ALiBi slopes of a kernel with them.
+  int32_t userCaptures = numCaptures;
+  if (kernel->kernel->spec().alibiRank && numCaptures > 0) {
+    --userCaptures;
+    if (!toTensor(&captures[userCaptures], args.alibiSlopes, "alibi_slopes",
+                  error))
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT, error);
+  }
+  for (int32_t i = 0; i < userCaptures; ++i) {
     args.captures.emplace_back();
     std::string name = "capture " + std::to_string(i);
     if (!toTensor(&captures[i], args.captures.back(), name.c_str(), error))

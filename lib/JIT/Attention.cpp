@@ -64,6 +64,9 @@ std::string AttentionSpec::validate() const {
         (capture.element != Capture::Element::F32 &&
          capture.element != Capture::Element::I32))
       return "a capture must be a float32 or int32 tensor of rank 1 to 4";
+  if (alibiRank < 0 || alibiRank > 2)
+    return "alibi rank " + std::to_string(alibiRank) +
+           " must be 0 (none), 1 (slopes [heads]) or 2 ([batch, heads])";
   if (!captures.empty() && scoreMod.empty() && maskMod.empty())
     return "captures given without a score_mod or mask_mod to read them";
   if (perSequenceKvLens && varlen)
@@ -97,6 +100,8 @@ std::string AttentionSpec::variantsText() const {
   if (windowLeft != -1 || windowRight != -1)
     text += " window=" + std::to_string(windowLeft) + "," +
             std::to_string(windowRight);
+  if (alibiRank)
+    text += " alibi=" + std::to_string(alibiRank);
   for (const Capture &capture : captures)
     text += std::string(" capture=") +
             (capture.element == Capture::Element::F32 ? "f32" : "i32") +
@@ -407,6 +412,28 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
                 ": a captured tensor needs an element to read";
         return false;
       }
+  }
+  if (spec_.alibiRank) {
+    if (!checkTensor(args.alibiSlopes, "alibi_slopes", spec_.alibiRank, 4,
+                     false, error))
+      return false;
+    const int64_t *n = args.alibiSlopes.sizes;
+    int64_t batches = spec_.varlen ? args.cuSeqlensQ.sizes[0] - 1 : q[0];
+    bool fits = spec_.alibiRank == 1 ? n[0] == q[1]
+                                     : n[0] == batches && n[1] == q[1];
+    if (!fits) {
+      error = "alibi_slopes must be [heads = " + std::to_string(q[1]) + "]" +
+              (spec_.alibiRank == 2
+                   ? " per batch: [" + std::to_string(batches) + ", " +
+                         std::to_string(q[1]) + "]"
+                   : "") +
+              ", it is " + shapeText(args.alibiSlopes);
+      return false;
+    }
+  } else if (args.alibiSlopes.data) {
+    error = "alibi_slopes were given but the kernel was compiled without "
+            "them (AttentionSpec::alibiRank)";
+    return false;
   }
   if (spec_.pageSize == 0 && (k[0] != q[0] || v[0] != q[0]))
     return mismatch("Q, K, V and O must have the same batch size");

@@ -105,6 +105,10 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
     inputs.append({lengthsType, lengthsType});
   for (const AttentionSpec::Capture &capture : spec.captures)
     inputs.push_back(captureType(ctx, capture));
+  // ALiBi's slopes: one more capture, after the user's.
+  if (spec.alibiRank)
+    inputs.push_back(captureType(
+        ctx, {AttentionSpec::Capture::Element::F32, spec.alibiRank}));
   inputs.push_back(b.getF32Type());
   auto func = func::FuncOp::create(b, loc, kGeneratedKernelName,
                                    b.getFunctionType(inputs, {}));
@@ -122,7 +126,8 @@ mlir::attn::buildFlashAttentionModule(MLIRContext *ctx,
   Value blockTable = spec.pageSize ? args[next++] : Value();
   Value cuSeqlensQ = spec.varlen ? args[next++] : Value();
   Value cuSeqlensK = spec.varlen ? args[next++] : Value();
-  ValueRange captures = args.slice(next, spec.captures.size());
+  ValueRange captures =
+      args.slice(next, spec.captures.size() + (spec.alibiRank ? 1 : 0));
   auto op = FlashAttentionOp::create(b, loc, args[0], args[1], args[2],
                                      args[3], withLse ? args[4] : Value(),
                                      kvLens, blockTable, cuSeqlensQ,

@@ -211,6 +211,7 @@ bool Kernel::launchSplit(const LaunchArgs &args, float scale,
   combineSpec.scoreMod.clear();
   combineSpec.maskMod.clear();
   combineSpec.captures.clear();
+  combineSpec.alibiRank = 0;
   // Decode rows: the partials on the schedule table's K/V ring.
   detail::Schedule schedule;
   if (target_.kind == Target::Kind::Cuda) {

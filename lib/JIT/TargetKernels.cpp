@@ -48,6 +48,8 @@ std::vector<AbiTensor> abiTensors(const AttentionSpec &spec,
   }
   for (size_t i = 0; i < spec.captures.size(); ++i)
     tensors.push_back({&args.captures[i], spec.captures[i].rank});
+  if (spec.alibiRank)
+    tensors.push_back({&args.alibiSlopes, spec.alibiRank});
   return tensors;
 }
 

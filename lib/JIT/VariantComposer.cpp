@@ -98,6 +98,22 @@ Value softcapped(OpBuilder &b, Location loc, Value score, float softcap) {
                                math::TanhOp::create(b, loc, ratio));
 }
 
+/// The query position aligned to the last key: q_idx + kv_len - q_len, or
+/// q_idx where positions count from the start of the cache (i64).
+Value alignedQuery(OpBuilder &b, Location loc, Value qIdx,
+                   const ::attn::AttentionSpec &spec) {
+  Type i64 = b.getI64Type();
+  Value query = arith::ExtSIOp::create(b, loc, i64, qIdx);
+  if (spec.perSequenceKvLens)
+    return query;
+  Value keys = arith::ExtSIOp::create(
+      b, loc, i64, SeqLenOp::create(b, loc, SequenceSide::key));
+  Value queries = arith::ExtSIOp::create(
+      b, loc, i64, SeqLenOp::create(b, loc, SequenceSide::query));
+  return arith::AddIOp::create(b, loc, query,
+                               arith::SubIOp::create(b, loc, keys, queries));
+}
+
 /// Whether key `kvIdx` lies in the window of query `qIdx`, aligned to the
 /// last key (computed in i64: no bound wraps).
 Value inWindow(OpBuilder &b, Location loc, Value qIdx, Value kvIdx,
@@ -109,15 +125,7 @@ Value inWindow(OpBuilder &b, Location loc, Value qIdx, Value kvIdx,
   auto constant = [&](int64_t v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
   };
-  Value query = wide(qIdx), key = wide(kvIdx);
-  // Queries are the last positions: aligned to the keys' end, unless the
-  // positions already count from the start of the cache.
-  if (!spec.perSequenceKvLens) {
-    Value keys = wide(SeqLenOp::create(b, loc, SequenceSide::key));
-    Value queries = wide(SeqLenOp::create(b, loc, SequenceSide::query));
-    query = arith::AddIOp::create(
-        b, loc, query, arith::SubIOp::create(b, loc, keys, queries));
-  }
+  Value query = alignedQuery(b, loc, qIdx, spec), key = wide(kvIdx);
   Value seen = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
   if (spec.windowLeft >= 0) {
     Value first = arith::SubIOp::create(b, loc, query,
@@ -136,6 +144,28 @@ Value inWindow(OpBuilder &b, Location loc, Value qIdx, Value kvIdx,
   return seen;
 }
 
+/// ALiBi: score - slope * |aligned query - key|, the slope of head h (of
+/// batch b with per-batch slopes) read from the last block argument.
+Value withAlibi(OpBuilder &b, Location loc, Value score, Block *block,
+                const ::attn::AttentionSpec &spec) {
+  Value slopes = block->getArguments().back();
+  Value batch = block->getArgument(1), head = block->getArgument(2);
+  SmallVector<Value> at = {head};
+  if (spec.alibiRank == 2)
+    at.insert(at.begin(), batch);
+  Value slope = CaptureLoadOp::create(b, loc, slopes, at);
+  Value key = arith::ExtSIOp::create(b, loc, b.getI64Type(),
+                                     block->getArgument(4));
+  Value distance = math::AbsIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc,
+                            alignedQuery(b, loc, block->getArgument(3), spec),
+                            key));
+  Value far = arith::SIToFPOp::create(b, loc, b.getF32Type(), distance);
+  return arith::SubFOp::create(b, loc, score,
+                               arith::MulFOp::create(b, loc, slope, far));
+}
+
 } // namespace
 
 LogicalResult mlir::attn::addVariantRegions(Operation *flashAttentionOp,
@@ -146,32 +176,40 @@ LogicalResult mlir::attn::addVariantRegions(Operation *flashAttentionOp,
   Location loc = op.getLoc();
   OwningOpRef<ModuleOp> scoreText, maskText;
   func::FuncOp userScore, userMask;
+  // The user's captures, then ALiBi's slopes (the functions see only
+  // theirs).
   TypeRange captures = op.getCaptures().getTypes();
+  TypeRange userCaptures = captures.take_front(spec.captures.size());
   if (!spec.scoreMod.empty()) {
     auto func = parseUserFunction(ctx, loc, spec.scoreMod, VariantKind::Score,
-                                  captures, scoreText);
+                                  userCaptures, scoreText);
     if (failed(func))
       return failure();
     userScore = *func;
   }
   if (!spec.maskMod.empty()) {
     auto func = parseUserFunction(ctx, loc, spec.maskMod, VariantKind::Mask,
-                                  captures, maskText);
+                                  userCaptures, maskText);
     if (failed(func))
       return failure();
     userMask = *func;
   }
 
-  if (spec.softcap != 0.0f || userScore) {
+  auto userArgs = [&](Block *block, unsigned fixed) {
+    return block->getArguments().take_front(fixed + userCaptures.size());
+  };
+  if (spec.softcap != 0.0f || spec.alibiRank || userScore) {
     Block *block =
         regionBlock(b, loc, op.getScoreMod(), VariantKind::Score, captures);
     Value score = block->getArgument(0);
     if (spec.softcap != 0.0f)
       score = softcapped(b, loc, score, spec.softcap);
+    if (spec.alibiRank)
+      score = withAlibi(b, loc, score, block, spec);
     if (userScore) {
       SmallVector<Value> args = {score};
-      args.append(block->getArguments().drop_front().begin(),
-                  block->getArguments().end());
+      for (Value arg : userArgs(block, 5).drop_front())
+        args.push_back(arg);
       score = inlineUserFunction(b, userScore, args);
     }
     YieldOp::create(b, loc, score ? ValueRange{score} : ValueRange{});
@@ -185,7 +223,7 @@ LogicalResult mlir::attn::addVariantRegions(Operation *flashAttentionOp,
       seen = inWindow(b, loc, block->getArgument(2), block->getArgument(3),
                       spec);
     if (userMask) {
-      Value user = inlineUserFunction(b, userMask, block->getArguments());
+      Value user = inlineUserFunction(b, userMask, userArgs(block, 4));
       if (!user || !seen)
         seen = user;
       else

@@ -153,7 +153,7 @@ def _kernel(dtype, d, dv, causal, gqa, lse, target, kv_lens=False,
                     variants.left, variants.right,
                     variants.score_text and variants.score_text.encode(),
                     variants.mask_text and variants.mask_text.encode(),
-                    n, elements, ranks)
+                    n, elements, ranks, variants.alibi_rank)
                 _check(_capi.lib.attn_kernel_get_variant(
                     ctypes.byref(spec), ctypes.byref(variant),
                     target.encode(), ctypes.byref(out)))
@@ -385,7 +385,8 @@ def _check_scale(scale):
     return scale
 
 
-def _check_variants(window_size, softcap, score_mod=None, mask_mod=None):
+def _check_variants(window_size, softcap, score_mod=None, mask_mod=None,
+                    alibi_slopes=None):
     """The variants as the kernel key takes them: None for none, else
     (softcap as a float32 value, left, right, score_mod text, mask_mod
     text), the functions traced (_variants.py) on every call."""
@@ -411,13 +412,24 @@ def _check_variants(window_size, softcap, score_mod=None, mask_mod=None):
     softcap = ctypes.c_float(softcap).value
     score_text, mask_text, captures = _variants.trace_pair(score_mod,
                                                            mask_mod)
+    alibi_rank = 0
+    if alibi_slopes is not None:
+        alibi_rank = getattr(alibi_slopes, "ndim", None)
+        if alibi_rank not in (1, 2):
+            raise ValueError(f"alibi_slopes must be an array or tensor "
+                             f"[heads] or [batch, heads], got "
+                             f"{type(alibi_slopes).__name__} of rank "
+                             f"{alibi_rank}")
     if softcap == 0 and (left, right) == (-1, -1) and \
-            score_text is mask_text is None:
+            score_text is mask_text is None and not alibi_rank:
         return None
+    arrays = list(captures.arrays)
+    if alibi_rank:
+        arrays.append(alibi_slopes)
     return _Variants(softcap, int(left), int(right), score_text, mask_text,
                      tuple((e, a.ndim) for e, a in zip(captures.elements,
                                                        captures.arrays)),
-                     captures.arrays)
+                     alibi_rank, arrays)
 
 
 class _Variants:
@@ -426,15 +438,21 @@ class _Variants:
     the captured arrays of this call."""
 
     __slots__ = ("softcap", "left", "right", "score_text", "mask_text",
-                 "capture_types", "arrays", "key")
+                 "capture_types", "alibi_rank", "arrays", "key")
 
     def __init__(self, softcap, left, right, score_text, mask_text,
-                 capture_types, arrays):
+                 capture_types, alibi_rank, arrays):
         self.softcap, self.left, self.right = softcap, left, right
         self.score_text, self.mask_text = score_text, mask_text
-        self.capture_types, self.arrays = capture_types, arrays
+        self.capture_types, self.alibi_rank = capture_types, alibi_rank
+        self.arrays = arrays  # the captures', then the ALiBi slopes
         self.key = (softcap, left, right, score_text, mask_text,
-                    capture_types)
+                    capture_types, alibi_rank)
+
+    def elements(self):
+        """What each of `arrays` is read as ('f32' or 'i32')."""
+        return [e for e, _ in self.capture_types] + \
+            ["f32"] * bool(self.alibi_rank)
 
 
 _VARIANTS_DOC = """
@@ -452,14 +470,17 @@ _VARIANTS_DOC = """
     right) a sliding window, query i seeing key j when
     i + SKV - SQ - left <= j <= i + SKV - SQ + right on top of causal (-1:
     that side unbounded; (1024, 0) is 1025 keys); softcap > 0 caps each
-    scaled score s to softcap * tanh(s / softcap) (Gemma 2). The LSE is
-    that of the capped, masked scores; a query seeing no key gives output
-    0 and LSE -inf."""
+    scaled score s to softcap * tanh(s / softcap) (Gemma 2);
+    alibi_slopes (float [H] or [B, H], numpy or torch like q) adds
+    -slope[h] * |i + SKV - SQ - j| after the softcap, before score_mod.
+    The LSE is that of the modified, masked scores; a query seeing no key
+    gives output 0 and LSE -inf."""
 
 
 def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
                     return_lse=False, num_splits=0, window_size=(-1, -1),
-                    softcap=0.0, score_mod=None, mask_mod=None):
+                    softcap=0.0, score_mod=None, mask_mod=None,
+                    alibi_slopes=None):
     """softmax(scale * q @ k^T + mask) @ v, computed by a compiled kernel.
 
     q: [B, H, SQ, D], k: [B, HKV, SKV, D], v: [B, HKV, SKV, DV] for
@@ -482,7 +503,8 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     require grad while grad mode is on (no backward yet).
     """
     _check_num_splits(num_splits)
-    variants = _check_variants(window_size, softcap, score_mod, mask_mod)
+    variants = _check_variants(window_size, softcap, score_mod, mask_mod,
+                               alibi_slopes)
     if variants is None and (_is_torch(q) or _is_torch(k) or _is_torch(v)):
         return (_torch_front or _load_torch_front()).flash_attention(
             q, k, v, causal, scale, layout, return_lse, num_splits)
@@ -500,7 +522,8 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
                                  softmax_scale=None, return_lse=False,
                                  num_splits=0, validate=False,
                                  window_size=(-1, -1), softcap=0.0,
-                                 score_mod=None, mask_mod=None):
+                                 score_mod=None, mask_mod=None,
+                                 alibi_slopes=None):
     """Attention of new queries over a KV cache, as flash_attn's
     flash_attn_with_kvcache: q [B, SQ, H, D], k_cache / v_cache
     [B, S_max, HKV, D] (HKV dividing H), cache_seqlens [B] (int32, or int64
@@ -536,7 +559,8 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
     """
     scale, causal_code = _flash_attn_options(scale, softmax_scale,
                                              num_splits, causal)
-    variants = _check_variants(window_size, softcap, score_mod, mask_mod)
+    variants = _check_variants(window_size, softcap, score_mod, mask_mod,
+                               alibi_slopes)
     adapter = _adapter_for(q, k_cache, v_cache)
     B = q.shape[0] if q.ndim == 4 else None
     lens = adapter.indices(cache_seqlens, "cache_seqlens", q)
@@ -627,7 +651,7 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
                            scale=None, softmax_scale=None, return_lse=False,
                            num_splits=0, validate=False,
                            window_size=(-1, -1), softcap=0.0,
-                           score_mod=None, mask_mod=None):
+                           score_mod=None, mask_mod=None, alibi_slopes=None):
     """Attention over a batch of sequences of different lengths packed
     without padding, as flash_attn's flash_attn_varlen_func: q
     [total_q, H, D], k / v [total_k, HKV, D] (HKV dividing H), cu_seqlens_q
@@ -645,7 +669,8 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     """
     scale, causal_code = _flash_attn_options(scale, softmax_scale,
                                              num_splits, causal)
-    variants = _check_variants(window_size, softcap, score_mod, mask_mod)
+    variants = _check_variants(window_size, softcap, score_mod, mask_mod,
+                               alibi_slopes)
     adapter = _adapter_for(q, k, v)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 3:
@@ -793,8 +818,8 @@ def _flash_attention_arrays(q, k, v, causal_code, scale, layout, return_lse,
         # _KernelHandle).
         if variants is not None and variants.arrays:
             # This call's captured arrays (float32 / int32, on q's device).
-            held = [adapter.capture(q, a, e) for a, (e, _) in
-                    zip(variants.arrays, variants.capture_types)]
+            held = [adapter.capture(q, a, e) for a, e in
+                    zip(variants.arrays, variants.elements())]
             structs = (_capi.Tensor * len(held))(*[
                 _tensor(adapter.pointer(a), *adapter.sizes_strides(a))
                 for a in held])

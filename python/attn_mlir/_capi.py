@@ -43,6 +43,7 @@ class VariantSpec(ctypes.Structure):
         ("num_captures", ctypes.c_int32),
         ("capture_elements", ctypes.POINTER(ctypes.c_int32)),
         ("capture_ranks", ctypes.POINTER(ctypes.c_int32)),
+        ("alibi_rank", ctypes.c_int32),
     ]
 
 

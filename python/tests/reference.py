@@ -6,13 +6,15 @@ import numpy as np
 
 def attention(q, k, v, causal=None, scale=None, window=(-1, -1),
               softcap=0.0, score_mod=None, mask_mod=None, b_offset=0,
-              q_offset=0):
+              q_offset=0, alibi_slopes=None):
     """q [B,H,SQ,D], k [B,HKV,SKV,D], v [B,HKV,SKV,DV] (logical layout, any
     dtype) -> (out [B,H,SQ,DV], lse [B,H,SQ]) in float64. causal: None,
     "top_left" or "bottom_right". window (left, right): flash_attn's
     window_size (query i sees key j when i + SKV - SQ - left <= j <=
     i + SKV - SQ + right; -1 unbounded); softcap > 0: scores become
-    softcap * tanh(score / softcap). score_mod / mask_mod: the user's
+    softcap * tanh(score / softcap); alibi_slopes [H] or [B, H]: then
+    score - slope[h] * |q_idx + SKV - SQ - kv_idx|. score_mod / mask_mod:
+    the user's
     FlexAttention-style functions, called once on float64 scores and int64
     index arrays broadcast to [B, H, SQ, SKV] (b = b_offset + batch,
     q_idx = q_offset + row: a sequence's index and a KV cache's first query
@@ -32,6 +34,11 @@ def attention(q, k, v, causal=None, scale=None, window=(-1, -1),
     hi = np.arange(H).reshape(1, H, 1, 1)
     qi = q_offset + np.arange(SQ).reshape(1, 1, SQ, 1)
     ki = np.arange(SKV).reshape(1, 1, 1, SKV)
+    if alibi_slopes is not None:  # [H] or [B, H]: -slope * |i + d - j|
+        slopes = np.asarray(alibi_slopes, dtype=np.float64)
+        slopes = slopes.reshape((1 if slopes.ndim == 1 else B, H, 1, 1))
+        row = np.arange(SQ).reshape(1, 1, SQ, 1)  # (not q_offset's)
+        s = s - slopes * np.abs(row + SKV - SQ - ki)
     if score_mod is not None:
         s = np.broadcast_to(np.asarray(score_mod(s, bi, hi, qi, ki),
                                        dtype=np.float64), s.shape)

@@ -169,3 +169,63 @@ def test_torch_cpu_tensors():
     ref, _ = reference.attention(q, k, v, "bottom_right", window=(20, 0),
                                  softcap=8.0)
     assert reference.rel_l2(out.numpy(), ref) <= 1e-5
+
+
+# ALiBi (flash_attn's alibi_slopes): -slope[h] * |i + SKV - SQ - j| after
+# the softcap.
+SLOPES4 = (2.0 ** (-8.0 * (np.arange(4) + 1) / 4)).astype(np.float32)
+
+
+@pytest.mark.parametrize("causal,softcap", [("bottom_right", 0.0),
+                                            (None, 30.0)])
+def test_alibi(causal, softcap):
+    q, k, v = inputs(2, 4, 2, 150, 333, 64, np.float32)
+    out, lse = attn_mlir.flash_attention(q, k, v, causal=causal,
+                                         return_lse=True, softcap=softcap,
+                                         alibi_slopes=SLOPES4)
+    ref_out, ref_lse = reference.attention(q, k, v, causal, softcap=softcap,
+                                           alibi_slopes=SLOPES4)
+    assert reference.rel_l2(out, ref_out) <= 1e-5
+    assert reference.rel_l2(lse, ref_lse) <= 1e-5
+    plain, _ = reference.attention(q, k, v, causal, softcap=softcap)
+    assert reference.rel_l2(out, plain) > 1e-3  # (the slopes matter)
+
+
+def test_alibi_per_batch_kvcache_and_varlen():
+    B, SQ, H, HKV, S, D = 3, 4, 4, 2, 120, 32
+    slopes = RNG.uniform(0.01, 0.5, size=(B, H)).astype(np.float32)
+    lens = np.array([120, 9, 60], dtype=np.int32)
+    q = RNG.standard_normal((B, SQ, H, D)).astype(np.float32)
+    k = RNG.standard_normal((B, S, HKV, D)).astype(np.float32)
+    v = RNG.standard_normal((B, S, HKV, D)).astype(np.float32)
+    out, lse = attn_mlir.flash_attention_with_kvcache(
+        q, k, v, cache_seqlens=lens, causal=True, return_lse=True,
+        alibi_slopes=slopes)
+    for b, n in enumerate(lens):
+        t = lambda x: x[b:b + 1].transpose(0, 2, 1, 3)  # noqa: E731
+        reference.check_against_reference(
+            t(q), t(k[:, :n]), t(v[:, :n]), "bottom_right", t(out),
+            lse[b:b + 1], 1e-5, f"sequence {b}", alibi_slopes=slopes[b])
+    cu = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    qv = RNG.standard_normal((cu[-1], H, D)).astype(np.float32)
+    kv = RNG.standard_normal((cu[-1], HKV, D)).astype(np.float32)
+    vv = RNG.standard_normal((cu[-1], HKV, D)).astype(np.float32)
+    out, lse = attn_mlir.flash_attention_varlen(
+        qv, kv, vv, cu, cu, max_seqlen_q=120, max_seqlen_k=120,
+        causal=True, return_lse=True, alibi_slopes=slopes)
+    for b in range(B):
+        rows = slice(cu[b], cu[b + 1])
+        t = lambda x: x[None].transpose(0, 2, 1, 3)  # noqa: E731
+        reference.check_against_reference(
+            t(qv[rows]), t(kv[rows]), t(vv[rows]), "bottom_right",
+            t(out[rows]), lse[None, :, rows], 1e-5, f"sequence {b}",
+            alibi_slopes=slopes[b])
+
+
+def test_alibi_bad_shapes():
+    q, k, v = inputs(2, 4, 2, 8, 8, 32, np.float32)
+    with pytest.raises(ValueError, match=r"alibi_slopes must be \[heads = "
+                                         r"4\]"):
+        attn_mlir.flash_attention(q, k, v, alibi_slopes=SLOPES4[:3])
+    with pytest.raises(ValueError, match=r"alibi_slopes must be an array"):
+        attn_mlir.flash_attention(q, k, v, alibi_slopes=[0.5] * 4)

@@ -103,10 +103,15 @@ struct AttentionSpec {
     int rank = 1;
   };
   std::vector<Capture> captures;
+  /// ALiBi (flash_attn's alibi_slopes): 0 none, 1 slopes [heads], 2 slopes
+  /// [batch, heads] (LaunchArgs::alibiSlopes, float32): after the softcap
+  /// and before scoreMod, each score gets -slope[h] * |i + d - j| (d as for
+  /// the window).
+  int alibiRank = 0;
   /// Whether any variant is on.
   bool hasVariants() const {
     return softcap != 0.0f || windowLeft != -1 || windowRight != -1 ||
-           !scoreMod.empty() || !maskMod.empty();
+           !scoreMod.empty() || !maskMod.empty() || alibiRank != 0;
   }
 
   /// headDimV, or headDim when it is 0.
@@ -181,6 +186,9 @@ struct LaunchArgs {
   /// ranks it says, every size at least 1 (host memory for the CPU target,
   /// device memory for CUDA).
   std::vector<TensorRef> captures;
+  /// Only for a spec with alibiRank: float32 slopes [heads] (rank 1) or
+  /// [batch, heads] (rank 2; batch = the sequences with varlen).
+  TensorRef alibiSlopes;
   /// CPU: worker threads (0: all hardware threads).
   unsigned threads = 0;
   /// Split-KV (flash-decoding): the keys of each (batch, head) are split
