@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <thread>
@@ -29,6 +30,10 @@ bool attn::isUnmasked(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,
     return j <= i + seqLenKV - seqLenQ;
   }
   return true;
+}
+
+double attn::alibiSlope(int64_t h, int64_t H) {
+  return std::exp2(-8.0 * double(h + 1) / double(H));
 }
 
 bool attn::isVisible(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,
@@ -110,6 +115,9 @@ void attn::referenceAttention(const HostTensor &q, const HostTensor &k,
       double s = scale * dot;
       if (variants.softcap > 0)
         s = variants.softcap * std::tanh(s / variants.softcap);
+      if (!variants.alibiSlopes.empty())
+        s -= variants.alibiSlopes[size_t(h)] *
+             double(std::llabs(i + SKV - SQ - j));
       scores[size_t(j)] = s;
       if (!any || std::isnan(s) || (!std::isnan(rowMax) && s > rowMax))
         rowMax = s;

@@ -281,6 +281,12 @@ HostTensor attn::makeAttnTensor(DType dtype, int64_t B, int64_t H, int64_t S,
                               "' (expected bhsd or bshd)");
 }
 
+HostTensor attn::makeF32Vector(int64_t n) {
+  if (n < 0)
+    throw std::invalid_argument("makeF32Vector: negative size");
+  return makeStrided(DType::F32, {n}, {1});
+}
+
 HostTensor attn::makeLseTensor(int64_t B, int64_t H, int64_t S) {
   if (B < 0 || H < 0 || S < 0)
     throw std::invalid_argument("makeLseTensor: negative size");

@@ -82,6 +82,8 @@ const FlagInfo kFlags[] = {
      "cap scores: X*tanh(score/X) (default 0: none)"},
     {"--window", FlagKind::Window, nullptr, "L,R",
      "sliding window of keys (see below; -1 unbounded)"},
+    {"--alibi", FlagKind::Bool, nullptr, nullptr,
+     "ALiBi, slopes 2^(-8(h+1)/H) (see below)"},
     {"--seed", FlagKind::Seed, nullptr, "N",
      "seed of the normal inputs (default 0)"},
     {"--check", FlagKind::Bool, nullptr, nullptr,
@@ -206,6 +208,8 @@ bool applyFlag(const FlagInfo &flag, const std::string &text, RunOptions &out,
       out.lse = true;
     else if (name == "--misalign-inputs")
       out.misalignInputs = true;
+    else if (name == "--alibi")
+      out.alibi = true;
     return true;
 
   case FlagKind::Positive:
@@ -563,7 +567,7 @@ std::string attn::runUsage() {
       "                --dtype f16|bf16|f32 --layout bhsd|bshd\n"
       "                [--causal top_left|bottom_right] [--scale S] "
       "[--seed N]\n"
-      "                [--softcap X] [--window L,R]\n"
+      "                [--softcap X] [--window L,R] [--alibi]\n"
       "                [--check] [--bench] [--bench-iters N] [--lse] "
       "[--emit-ptx FILE]\n"
       "                [--misalign-inputs] [--chip CHIP] [--version]\n"
@@ -601,7 +605,8 @@ std::string attn::runUsage() {
       "0..i+SKV-SQ; a query that sees no key gives output 0 and LSE -inf.\n"
       "--window L,R (flash_attn's window_size) lets query i see keys\n"
       "i+SKV-SQ-L..i+SKV-SQ+R on top of --causal; --softcap X makes each\n"
-      "scaled score s X*tanh(s/X) (Gemma 2). On the GPU both need\n"
+      "scaled score s X*tanh(s/X) (Gemma 2); --alibi then subtracts\n"
+      "slope_h*|i+SKV-SQ-j|, slope_h = 2^(-8(h+1)/H). On the GPU they need\n"
       "ATTN_GPU_VARIANTS=1 until a GPU run has checked them.\n"
       "--check prints 'max_abs_err=<x> rel_l2_err=<y> PASS|FAIL'; PASS needs\n"
       "rel_l2_err <= 1e-2 (bf16), 2e-3 (f16), 1e-5 (f32, cpu), 1e-3 (f32, "

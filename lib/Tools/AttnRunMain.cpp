@@ -80,6 +80,7 @@ int fail(const std::string &message) {
   spec.softcap = float(opts.softcap);
   spec.windowLeft = opts.windowLeft;
   spec.windowRight = opts.windowRight;
+  spec.alibiRank = opts.alibi ? 1 : 0;
   return spec;
 }
 
@@ -90,6 +91,10 @@ int fail(const std::string &message) {
   variants.softcap = double(float(opts.softcap));
   variants.windowLeft = opts.windowLeft;
   variants.windowRight = opts.windowRight;
+  if (opts.alibi)
+    for (int64_t h = 0; h < opts.heads; ++h)
+      variants.alibiSlopes.push_back(
+          double(float(::attn::alibiSlope(h, opts.heads))));
   return variants;
 }
 
@@ -430,9 +435,13 @@ static std::string codeKey(ModuleOp tileProgram, const ::attn::Target &target,
 /// Host-side copies of a run's tensors plus, on the GPU, device copies.
 struct RunTensors {
   HostTensor q, k, v, o, lse;
-  /// Whether a run provides arguments of `kind`: these tensors, and the
-  /// scale.
-  static bool makes(KernelArgument::Kind kind) {
+  /// --alibi's slopes [heads], the one capture attn-run makes.
+  HostTensor alibi;
+  /// Whether a run provides arguments of `kind`: these tensors, the scale,
+  /// and with --alibi one capture.
+  static bool makes(KernelArgument::Kind kind, bool alibi) {
+    if (kind == KernelArgument::Kind::Capture)
+      return alibi;
     return kind == KernelArgument::Kind::Scale ||
            RunTensors().byKind(kind) != nullptr;
   }
@@ -455,8 +464,9 @@ struct RunTensors {
     case Kind::KvLens:
     case Kind::CuSeqlensQ:
     case Kind::CuSeqlensK:
-    case Kind::BlockTable:
     case Kind::Capture:
+      return &alibi;
+    case Kind::BlockTable:
       return nullptr;
     }
     return nullptr;
@@ -552,10 +562,10 @@ int mlir::attn::attnRunMain(int argc, char **argv,
           " but the run has --causal " + runCausal;
     else if (!opts.kernelFile.empty() &&
              (opts.softcap != 0 || opts.windowLeft != -1 ||
-              opts.windowRight != -1))
-      mismatch = "--softcap and --window describe a generated or tile "
-                 "kernel; an attn.flash_attention states its own variants "
-                 "in score_mod / mask_mod regions";
+              opts.windowRight != -1 || opts.alibi))
+      mismatch = "--softcap, --window and --alibi describe a generated or "
+                 "tile kernel; an attn.flash_attention states its own "
+                 "variants in score_mod / mask_mod regions";
     else if (opts.check && !opts.kernelFile.empty() &&
              (!op.getScoreMod().empty() || !op.getMaskMod().empty()))
       mismatch = "the kernel's attn.flash_attention has a " +
@@ -682,12 +692,23 @@ int mlir::attn::attnRunMain(int argc, char **argv,
   // ABI lets them come in any subset) is refused here, not met as a
   // tensor it lacks.
   for (const KernelArgument &arg : sig.arguments)
-    if (!RunTensors::makes(arg.kind))
+    if (!RunTensors::makes(arg.kind, opts.alibi))
       return fail(std::string("the kernel takes ") + kindName(arg.kind) +
-                  " (per-sequence lengths, a block table or prefix sums), "
-                  "which attn-run does not make: run it through the "
-                  "library (flash_attention_with_kvcache, "
-                  "flash_attention_varlen)");
+                  " (per-sequence lengths, a block table, prefix sums or "
+                  "a captured tensor), which attn-run does not make: run it "
+                  "through the library (flash_attention_with_kvcache, "
+                  "flash_attention_varlen, captures)");
+  int captureArgs = 0;
+  for (const KernelArgument &arg : sig.arguments)
+    if (arg.kind == KernelArgument::Kind::Capture) {
+      ++captureArgs;
+      if (arg.type.getRank() != 1 || !arg.type.getElementType().isF32())
+        return fail("--alibi: the kernel's capture must be the f32 slopes "
+                    "[heads] (rank 1)");
+    }
+  if (opts.alibi && captureArgs != 1)
+    return fail("--alibi: the kernel must read the slopes as its one "
+                "captured tensor, it has " + std::to_string(captureArgs));
 
   // The run's tensors; the kernel's static types must agree with them.
   DType dtype = *::attn::parseDType(opts.dtype);
@@ -732,6 +753,11 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     t.v = ::attn::makeAttnTensor(dtype, B, HKV, SKV, DV, opts.layout);
     t.o = ::attn::makeAttnTensor(dtype, B, H, SQ, DV, opts.layout);
     t.lse = ::attn::makeLseTensor(B, H, SQ);
+    if (opts.alibi) {
+      t.alibi = ::attn::makeF32Vector(H);
+      for (int64_t h = 0; h < H; ++h)
+        t.alibi.set(&h, ::attn::alibiSlope(h, H));
+    }
   } catch (const std::bad_alloc &) {
     double bytes = double(::attn::dtypeBytes(dtype)) *
                    double(B * H * SQ * (D + DV) + B * HKV * SKV * (D + DV));
@@ -751,7 +777,8 @@ int mlir::attn::attnRunMain(int argc, char **argv,
   for (const KernelArgument &arg : sig.arguments) {
     if (arg.kind == Kind::Scale)
       continue;
-    if (arg.kind != Kind::Lse && arg.type.getElementType() != expectedElement) {
+    if (arg.kind != Kind::Lse && arg.kind != Kind::Capture &&
+        arg.type.getElementType() != expectedElement) {
       std::string text;
       llvm::raw_string_ostream os(text);
       os << kindName(arg.kind) << ": the kernel's element type is "
@@ -774,6 +801,9 @@ int mlir::attn::attnRunMain(int argc, char **argv,
   StridedMemRefDescriptor<4> desc4[4] = {describe<4>(t.q), describe<4>(t.k),
                                          describe<4>(t.v), describe<4>(t.o)};
   StridedMemRefDescriptor<3> lseDesc = describe<3>(t.lse);
+  StridedMemRefDescriptor<1> alibiDesc{};
+  if (opts.alibi)
+    alibiDesc = describe<1>(t.alibi);
   std::unique_ptr<CpuExecutable> exe;
 
   CudaDriver *driver = nullptr;
@@ -801,11 +831,14 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     exe = CpuExecutable::load(code.payload, sig.name, error);
     if (!exe)
       return fail("JIT compilation failed: " + error);
-    // Q, K, V, O, then the LSE when the kernel takes one (the ABI's order).
+    // Q, K, V, O, then the LSE when the kernel takes one, then --alibi's
+    // slopes (the ABI's order).
     std::vector<void *> descriptors = {&desc4[0], &desc4[1], &desc4[2],
                                        &desc4[3]};
     if (sig.find(Kind::Lse) >= 0)
       descriptors.push_back(&lseDesc);
+    if (sig.find(Kind::Capture) >= 0)
+      descriptors.push_back(&alibiDesc);
     bool takesScale = sig.find(Kind::Scale) >= 0;
     launch = [&, descriptors, takesScale](std::string &) {
       exe->launch(descriptors, takesScale ? &scale : nullptr, n0, n1,

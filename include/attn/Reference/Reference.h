@@ -31,7 +31,14 @@ bool isUnmasked(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,
 struct ReferenceVariants {
   double softcap = 0.0;
   int64_t windowLeft = -1, windowRight = -1;
+  /// ALiBi, one slope per query head (empty: none): after the softcap each
+  /// score gets -slope[h] * |i + SKV - SQ - j|.
+  std::vector<double> alibiSlopes;
 };
+
+/// attn-run --alibi's slope of head h of H: 2^(-8 (h + 1) / H) (ALiBi's
+/// geometric sequence).
+double alibiSlope(int64_t h, int64_t H);
 
 /// isUnmasked and, with `variants`, inside the window.
 bool isVisible(int64_t i, int64_t j, int64_t seqLenQ, int64_t seqLenKV,

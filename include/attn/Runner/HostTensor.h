@@ -104,6 +104,9 @@ HostTensor makeAttnTensor(DType dtype, int64_t B, int64_t H, int64_t S,
 /// [H*S, S, 1] whatever the layout of the other tensors. Zero-filled.
 HostTensor makeLseTensor(int64_t B, int64_t H, int64_t S);
 
+/// A contiguous f32 vector of `n` elements (attn-run --alibi's slopes).
+HostTensor makeF32Vector(int64_t n);
+
 /// Fills `t` with standard normal values (std::normal_distribution<double>)
 /// rounded to its dtype, drawn in row-major logical index order, so a seed
 /// gives the same logical values whatever the strides.

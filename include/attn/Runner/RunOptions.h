@@ -65,6 +65,9 @@ struct RunOptions {
   /// applies them).
   double softcap = 0;
   int64_t windowLeft = -1, windowRight = -1;
+  /// ALiBi with slopes 2^(-8 (h + 1) / H) (flash_attn's alibi_slopes):
+  /// the generated kernel takes them as a captured tensor.
+  bool alibi = false;
 
   /// Seed of the standard normal inputs.
   uint64_t seed = 0;
