@@ -380,3 +380,18 @@ def test_capture_errors():
     with pytest.raises(ValueError, match=r"captured array is empty"):
         attn_mlir.flash_attention(
             q, k, v, score_mod=lambda s, b, h, qi, kvi: s + empty[qi])
+
+
+def test_torch_compile_runs_variant_calls():
+    torch = pytest.importorskip("torch")
+    q, k, v = (torch.randn(1, 2, 64, 32) for _ in range(3))
+    docs = torch.sort(torch.randint(0, 3, (1, 64)), dim=1).values
+
+    def f(q, k, v):  # the call breaks the graph; it must still run right
+        out = attn_mlir.flash_attention(
+            q, k, v, window_size=(16, 0),
+            mask_mod=lambda b, h, qi, kvi: docs[b, qi] == docs[b, kvi])
+        return out * 2
+
+    compiled = torch.compile(f)
+    assert torch.equal(compiled(q, k, v), f(q, k, v))
