@@ -41,7 +41,8 @@ Value lowerMathOp(OpBuilder &b, Operation *op, ValueRange operands) {
       })
       .Case([&](math::Exp2Op) { return ex2(b, loc, x); })
       .Case([&](math::LogOp) {
-        return arith::MulFOp::create(b, loc, lg2(b, loc, x),
+        Value log2 = lg2(b, loc, x);
+        return arith::MulFOp::create(b, loc, log2,
                                      f32Constant(b, loc, M_LN2))
             .getResult();
       })
@@ -89,42 +90,26 @@ LogicalResult checkMathTypes(Operation *op, Region &region) {
   return success();
 }
 
-/// The element-wise inputs of a variant region on an accumulator tile.
-template <typename OpTy>
+/// The element-wise inputs of a variant region on an accumulator tile: the
+/// tile's frame and where this thread's elements sit.
 struct ElementPositions {
+  template <typename OpTy>
   ElementPositions(OpBuilder &b, Location loc, OpTy op,
                    typename OpTy::Adaptor adaptor)
-      : thread(b, loc), shape(FragmentShape::of(op.getScores().getType())) {
-    Type i32 = b.getI32Type();
-    auto toI32 = [&](Value v) -> Value {
-      return arith::IndexCastOp::create(b, loc, i32, v);
-    };
-    Value one = indexConstant(b, loc, 1);
-    batch = toI32(adaptor.getBatch());
-    head = toI32(adaptor.getHead());
-    queryLen = toI32(adaptor.getQLen());
-    keyLen = toI32(adaptor.getKvLen());
-    qStart = adaptor.getQStart();
-    kvStart = adaptor.getKvStart();
-    qLast = arith::SubIOp::create(b, loc, adaptor.getQEnd(), one);
-    kvLast = arith::SubIOp::create(b, loc, adaptor.getKvEnd(), one);
-  }
+      : thread(b, loc), shape(FragmentShape::of(op.getScores().getType())),
+        frame(attn::VariantTileFrame::of(b, loc, adaptor)) {}
   /// (b, h, q_idx, kv_idx) of element (m, n, half, e).
   SmallVector<Value> at(OpBuilder &b, Location loc, int64_t m, int64_t n,
                         int64_t half, int64_t e) const {
-    auto position = [&](Value start, Value offset, Value last) -> Value {
-      Value p = arith::MinSIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, start, offset), last);
-      return arith::IndexCastOp::create(b, loc, b.getI32Type(), p);
-    };
-    return {batch, head,
-            position(qStart, fragmentRow(b, loc, thread, shape, m, half),
-                     qLast),
-            position(kvStart, fragmentCol(b, loc, thread, n, e), kvLast)};
+    // (Each value named first: the order of a call's arguments is not the
+    // order of the IR.)
+    Value row = fragmentRow(b, loc, thread, shape, m, half);
+    Value col = fragmentCol(b, loc, thread, n, e);
+    return frame.at(b, loc, row, col);
   }
   ThreadCoords thread;
   FragmentShape shape;
-  Value batch, head, queryLen, keyLen, qStart, kvStart, qLast, kvLast;
+  attn::VariantTileFrame frame;
 };
 
 struct ScoreModLowering : public OpConversionPattern<ScoreModOp> {
@@ -136,7 +121,7 @@ struct ScoreModLowering : public OpConversionPattern<ScoreModOp> {
       return failure();
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
-    ElementPositions<ScoreModOp> positions(b, loc, op, adaptor);
+    ElementPositions positions(b, loc, op, adaptor);
     Value scale = adaptor.getScale();
     Value result = mapAccumulator(
         b, loc, adaptor.getScores(), positions.shape,
@@ -147,8 +132,8 @@ struct ScoreModLowering : public OpConversionPattern<ScoreModOp> {
           args.append(adaptor.getCaptures().begin(),
                       adaptor.getCaptures().end());
           return attn::emitVariantRegion(b, loc, op.getBody(), args,
-                                         positions.queryLen,
-                                         positions.keyLen, lowerMathOp);
+                                         positions.frame.queryLen,
+                                         positions.frame.keyLen, lowerMathOp);
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -164,7 +149,7 @@ struct MaskModLowering : public OpConversionPattern<MaskModOp> {
       return failure();
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
-    ElementPositions<MaskModOp> positions(b, loc, op, adaptor);
+    ElementPositions positions(b, loc, op, adaptor);
     Value negInf = f32Constant(b, loc, -INFINITY);
     Value result = mapAccumulator(
         b, loc, adaptor.getScores(), positions.shape,
@@ -173,8 +158,8 @@ struct MaskModLowering : public OpConversionPattern<MaskModOp> {
           args.append(adaptor.getCaptures().begin(),
                       adaptor.getCaptures().end());
           Value seen = attn::emitVariantRegion(
-              b, loc, op.getBody(), args, positions.queryLen,
-              positions.keyLen, lowerMathOp);
+              b, loc, op.getBody(), args, positions.frame.queryLen,
+              positions.frame.keyLen, lowerMathOp);
           return arith::SelectOp::create(b, loc, seen, value, negInf)
               .getResult();
         });

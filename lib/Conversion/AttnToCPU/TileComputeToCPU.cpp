@@ -180,57 +180,32 @@ struct MaskCausalToCPU : public OpRewritePattern<MaskCausalOp> {
   }
 };
 
-/// The per-element inputs of a variant region: b, h, q_idx and kv_idx (i32,
-/// the positions clamped to the last real query and key), and the
-/// sequence lengths attn.seq_len reads. Everything but the positions is
-/// computed once, outside the tile loop.
-template <typename OpTy>
-struct VariantIndices {
-  VariantIndices(OpBuilder &b, Location loc, OpTy op) {
-    Type i32 = b.getI32Type();
-    auto toI32 = [&](Value v) -> Value {
-      return arith::IndexCastOp::create(b, loc, i32, v);
-    };
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    batch = toI32(op.getBatch());
-    head = toI32(op.getHead());
-    queryLen = toI32(op.getQLen());
-    keyLen = toI32(op.getKvLen());
-    qStart = op.getQStart();
-    kvStart = op.getKvStart();
-    qLast = arith::SubIOp::create(b, loc, op.getQEnd(), one);
-    kvLast = arith::SubIOp::create(b, loc, op.getKvEnd(), one);
-  }
-  /// (b, h, q_idx, kv_idx) of element (linalg.index 0, linalg.index 1).
-  SmallVector<Value> at(OpBuilder &b, Location loc) const {
-    auto position = [&](unsigned dim, Value start, Value last) -> Value {
-      Value i = linalg::IndexOp::create(b, loc, dim);
-      Value p = arith::MinSIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, start, i), last);
-      return arith::IndexCastOp::create(b, loc, b.getI32Type(), p);
-    };
-    return {batch, head, position(0, qStart, qLast),
-            position(1, kvStart, kvLast)};
-  }
-  Value batch, head, queryLen, keyLen, qStart, kvStart, qLast, kvLast;
-};
+/// (b, h, q_idx, kv_idx) of the linalg.generic element being computed.
+SmallVector<Value> elementIndices(OpBuilder &b, Location loc,
+                                  const VariantTileFrame &frame) {
+  // (Each value named first: the order of a call's arguments is not the
+  // order of the IR.)
+  Value row = linalg::IndexOp::create(b, loc, 0);
+  Value col = linalg::IndexOp::create(b, loc, 1);
+  return frame.at(b, loc, row, col);
+}
 
 struct ScoreModToCPU : public OpRewritePattern<ScoreModOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ScoreModOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getScores().getType());
-    VariantIndices<ScoreModOp> indices(rewriter, op.getLoc(), op);
+    auto frame = VariantTileFrame::of(rewriter, op.getLoc(), op);
     Value scale = op.getScale();
     Value result = elementwise2D(
         rewriter, op.getLoc(), type.getShape(), op.getScores(), {false},
         rewriter.getF32Type(), [&](OpBuilder &b, Location loc, ValueRange a) {
           SmallVector<Value> args = {
               arith::MulFOp::create(b, loc, a[0], scale)};
-          args.append(indices.at(b, loc));
+          args.append(elementIndices(b, loc, frame));
           args.append(op.getCaptures().begin(), op.getCaptures().end());
           return emitVariantRegion(b, loc, op.getBody(), args,
-                                   indices.queryLen, indices.keyLen);
+                                   frame.queryLen, frame.keyLen);
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -242,14 +217,14 @@ struct MaskModToCPU : public OpRewritePattern<MaskModOp> {
   LogicalResult matchAndRewrite(MaskModOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getScores().getType());
-    VariantIndices<MaskModOp> indices(rewriter, op.getLoc(), op);
+    auto frame = VariantTileFrame::of(rewriter, op.getLoc(), op);
     Value result = elementwise2D(
         rewriter, op.getLoc(), type.getShape(), op.getScores(), {false},
         rewriter.getF32Type(), [&](OpBuilder &b, Location loc, ValueRange a) {
-          SmallVector<Value> args = indices.at(b, loc);
+          SmallVector<Value> args = elementIndices(b, loc, frame);
           args.append(op.getCaptures().begin(), op.getCaptures().end());
           Value seen = emitVariantRegion(b, loc, op.getBody(), args,
-                                         indices.queryLen, indices.keyLen);
+                                         frame.queryLen, frame.keyLen);
           return arith::SelectOp::create(b, loc, seen, a[0], negInf(b, loc))
               .getResult();
         });

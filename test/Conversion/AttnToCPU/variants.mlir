@@ -13,10 +13,10 @@
 // CHECK: ^bb0(%[[X:.+]]: f32, %{{.+}}: f32):
 // CHECK:   %[[XS:.+]] = arith.mulf %[[X]], %[[SC]] : f32
 // CHECK:   %[[I:.+]] = linalg.index 0
+// CHECK:   %[[J:.+]] = linalg.index 1
 // CHECK:   %[[QI:.+]] = arith.addi %[[M0]], %[[I]]
 // CHECK:   %[[QC:.+]] = arith.minsi %[[QI]], %[[QLAST]]
 // CHECK:   %[[Q32:.+]] = arith.index_cast %[[QC]] : index to i32
-// CHECK:   %[[J:.+]] = linalg.index 1
 // CHECK:   %[[KI:.+]] = arith.addi %[[N0]], %[[J]]
 // CHECK:   %[[KC:.+]] = arith.minsi %[[KI]], %[[KLAST]]
 // CHECK:   %[[K32:.+]] = arith.index_cast %[[KC]] : index to i32

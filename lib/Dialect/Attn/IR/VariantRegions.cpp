@@ -142,6 +142,38 @@ LogicalResult mlir::attn::verifyVariantRegion(Operation *op, Region &region,
   return success();
 }
 
+VariantTileFrame VariantTileFrame::build(OpBuilder &b, Location loc,
+                                         Value batch, Value head, Value qStart,
+                                         Value qEnd, Value kvStart,
+                                         Value kvEnd, Value qLen,
+                                         Value kvLen) {
+  auto toI32 = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
+  };
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  VariantTileFrame frame;
+  frame.batch = toI32(batch);
+  frame.head = toI32(head);
+  frame.queryLen = toI32(qLen);
+  frame.keyLen = toI32(kvLen);
+  frame.qStart = qStart;
+  frame.kvStart = kvStart;
+  frame.qLast = arith::SubIOp::create(b, loc, qEnd, one);
+  frame.kvLast = arith::SubIOp::create(b, loc, kvEnd, one);
+  return frame;
+}
+
+SmallVector<Value> VariantTileFrame::at(OpBuilder &b, Location loc,
+                                        Value row, Value col) const {
+  auto position = [&](Value start, Value offset, Value last) -> Value {
+    Value p = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, start, offset), last);
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), p);
+  };
+  return {batch, head, position(qStart, row, qLast),
+          position(kvStart, col, kvLast)};
+}
+
 /// x / d (or x % d) for a divisor that may be 0, or -1 when signed (x86's
 /// idiv traps on both): computed with a divisor of 1 there, then 0 for
 /// d == 0, -x (division) or 0 (remainder) for d == -1.

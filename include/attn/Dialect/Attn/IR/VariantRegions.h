@@ -42,6 +42,31 @@ inline unsigned variantFixedArguments(VariantKind kind) {
   return kind == VariantKind::Score ? 5 : 4;
 }
 
+/// What the lowering of a variant tile op (attn.score_mod / mask_mod and
+/// their attngpu forms) computes once per tile: b, h and the sequence
+/// lengths as i32, the first and last real query and key positions.
+struct VariantTileFrame {
+  /// From the op's (or its adaptor's) index operands.
+  template <typename OpOrAdaptor>
+  static VariantTileFrame of(OpBuilder &b, Location loc, OpOrAdaptor op) {
+    return build(b, loc, op.getBatch(), op.getHead(), op.getQStart(),
+                 op.getQEnd(), op.getKvStart(), op.getKvEnd(), op.getQLen(),
+                 op.getKvLen());
+  }
+  static VariantTileFrame build(OpBuilder &b, Location loc, Value batch,
+                                Value head, Value qStart, Value qEnd,
+                                Value kvStart, Value kvEnd, Value qLen,
+                                Value kvLen);
+  /// The region's (b, h, q_idx, kv_idx) for the element at tile row `row`
+  /// and column `col` (index values): positions clamped to the last real
+  /// query and key, so padding never looks like a new position.
+  SmallVector<Value> at(OpBuilder &b, Location loc, Value row,
+                        Value col) const;
+
+  Value batch, head, queryLen, keyLen;
+  Value qStart, kvStart, qLast, kvLast;
+};
+
 /// Emits the region's code at `b`'s insertion point with its block
 /// arguments bound to `args` and attn.seq_len bound to `queryLen` /
 /// `keyLen` (i32), and returns the yielded value. Integer division and
