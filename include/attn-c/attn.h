@@ -68,11 +68,12 @@ typedef struct attn_spec {
                           [16, 256] */
 } attn_spec;
 
-/** Built-in attention variants (flash_attn's meanings), compiled into the
- *  kernel; all defaults ({sizeof(attn_variant_spec), 0, -1, -1}) mean
- *  none. CPU targets only so far (a CUDA target refuses them). Set
- *  struct_size to sizeof(attn_variant_spec): fields added later keep
- *  their defaults for callers built before them. */
+/** Attention variants, compiled into the kernel; all defaults
+ *  ({sizeof(attn_variant_spec), 0, -1, -1, NULL, NULL, 0, NULL, NULL, 0})
+ *  mean none. On CUDA targets only with ATTN_GPU_VARIANTS=1 in the
+ *  environment until a GPU run has checked them. Set struct_size to
+ *  sizeof(attn_variant_spec): fields added later keep their defaults for
+ *  callers built before them. */
 typedef struct attn_variant_spec {
   size_t struct_size;
   /** > 0: each scaled score s becomes softcap * tanh(s / softcap). */

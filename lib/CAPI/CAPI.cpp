@@ -4,6 +4,8 @@
 #include "attn/JIT/Attention.h"
 #include "attn/Version.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -70,8 +72,13 @@ attn_status attn_kernel_get_variant(const attn_spec *spec,
   attn_variant_spec given = {sizeof(attn_variant_spec), 0.0f, -1, -1,
                              nullptr, nullptr, 0, nullptr, nullptr, 0};
   if (variant) {
-    if (variant->struct_size < sizeof(size_t) ||
-        variant->struct_size > sizeof(attn_variant_spec))
+    // The sizes the struct has had: each ends after a whole field.
+    const size_t ends[] = {offsetof(attn_variant_spec, score_mod_mlir),
+                           offsetof(attn_variant_spec, num_captures),
+                           offsetof(attn_variant_spec, alibi_rank),
+                           sizeof(attn_variant_spec)};
+    if (std::find(std::begin(ends), std::end(ends), variant->struct_size) ==
+        std::end(ends))
       return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                       "attn_variant_spec.struct_size is " +
                           std::to_string(variant->struct_size) +

@@ -404,12 +404,14 @@ def _check_variants(window_size, softcap, score_mod=None, mask_mod=None,
     if isinstance(softcap, bool) or not isinstance(softcap, numbers.Real):
         raise TypeError(f"softcap must be a real number, not "
                         f"{type(softcap).__name__} {softcap!r}")
-    softcap = float(softcap)
-    if not math.isfinite(softcap) or softcap < 0:
-        raise ValueError(f"softcap must be a finite number >= 0 (0: none), "
-                         f"got {softcap}")
+    requested = float(softcap)
     # The kernel holds it as a float32 constant.
-    softcap = ctypes.c_float(softcap).value
+    softcap = ctypes.c_float(requested).value if math.isfinite(requested) \
+        else requested
+    if not math.isfinite(softcap) or softcap < 0 or \
+            (requested > 0 and softcap == 0):
+        raise ValueError(f"softcap must be a finite number >= 0 (0: none) "
+                         f"that float32 holds, got {requested}")
     score_text, mask_text, captures = _variants.trace_pair(score_mod,
                                                            mask_mod)
     alibi_rank = 0

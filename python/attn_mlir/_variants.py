@@ -7,12 +7,14 @@ inlines into the kernel (attn_variant_spec's score_mod_mlir /
 mask_mod_mlir). Python arithmetic, comparisons and & | ~ ^ work on traced
 values, and numpy's and torch's own functions (np.where, np.tanh, ...,
 torch.where, torch.tanh, ...) through __array_ufunc__ / __array_function__
-/ __torch_function__. Python scalars the function reads are constants of
+/ __torch_function__. Integers are int32 (the kernel's), so products of
+positions wrap past 2**31 where numpy's int64 would not. Python scalars the function reads are constants of
 the trace: the text is traced again on every call, so it is never stale,
 and it is the kernel's key (a new value compiles a new kernel). A
 construct the tracer cannot take raises a TypeError naming it.
 """
 
+import math
 import numbers
 import struct
 import types
@@ -51,7 +53,12 @@ class _Trace:
 
 
 def _f32_bits(x):
-    return struct.unpack(">I", struct.pack(">f", float(x)))[0]
+    x = float(x)
+    try:
+        return struct.unpack(">I", struct.pack(">f", x))[0]
+    except OverflowError:  # past float32: infinite, as numpy rounds it
+        return struct.unpack(">I", struct.pack(">f", math.copysign(
+            math.inf, x)))[0]
 
 
 class _Sym:
@@ -109,7 +116,8 @@ class _Sym:
     def __mod__(self, o): return _mod(self, o)
     def __rmod__(self, o): return _mod(o, self)
     def __pow__(self, o): return _power(self, o)
-    def __neg__(self): return _arith(0, self, "sub")
+    def __rpow__(self, o): return _power(o, self)
+    def __neg__(self): return _negate(self)
     def __pos__(self): return self
     def __abs__(self): return _unary("abs", self)
 
@@ -211,15 +219,36 @@ def _to_int(x):
 
 
 def _common(a, b):
-    """Both operands lifted and promoted: f32 if either is, else i32."""
+    """Both operands lifted and promoted: f32 if either is, else i32 (a
+    Python int beside a float value is taken as a float, as numpy does)."""
     t = _trace_of(a, b)
+    for x, y in ((a, b), (b, a)):
+        if isinstance(y, _Sym) and y._type == "f32" and \
+                isinstance(x, numbers.Integral) and not isinstance(x, bool):
+            if x is a:
+                a = float(a)
+            else:
+                b = float(b)
     a, b = _lift(t, a), _lift(t, b)
     if "f32" in (a._type, b._type):
         return _to_float(a), _to_float(b), "f32"
     return _to_int(a), _to_int(b), "i32"
 
 
+def _negate(x):
+    if x._type == "f32":  # (negf keeps -0.0, as numpy's negative does)
+        return x._trace.value(f"arith.negf {x._name} : f32", "f32")
+    return _arith(0, x, "sub")
+
+
+def _is_bool(x):
+    return (isinstance(x, _Sym) and x._type == "i1") or isinstance(x, bool)
+
+
 def _arith(a, b, op):
+    if op in ("add", "mul") and _is_bool(a) and _is_bool(b):
+        # numpy's bool + bool is or, bool * bool and.
+        return _bitwise(a, b, "ori" if op == "add" else "andi")
     a, b, type_ = _common(a, b)
     suffix = "f" if type_ == "f32" else "i"
     return a._trace.value(f"arith.{op}{suffix} {a._name}, {b._name} : "
@@ -242,20 +271,31 @@ def _floordiv(a, b):
 
 
 def _mod(a, b):
-    """Python's %: a - (a // b) * b, the result with the divisor's sign."""
-    a, b, _ = _common(a, b)
-    return a - _floordiv(a, b) * b
+    """Python's %: a - (a // b) * b, the result with the divisor's sign
+    (integer x % 0 is 0, as numpy gives it)."""
+    a, b, type_ = _common(a, b)
+    result = a - _floordiv(a, b) * b
+    if type_ == "i32":
+        result = _where(_compare(b, 0, "eq"), 0, result)
+    return result
 
 
 def _power(a, b):
     t = _trace_of(a, b)
-    if isinstance(b, numbers.Integral) and not isinstance(b, _Sym) and \
-            0 <= int(b) <= 8:
-        result = _lift(t, 1)
-        for _ in range(int(b)):
-            result = result * a
+    if isinstance(b, numbers.Real) and not isinstance(b, _Sym) and \
+            float(b).is_integer() and 0 <= float(b) <= 64:
+        # Whole exponents by squaring: right for negative bases too.
+        n, result, base = int(b), _lift(t, 1), a
+        if isinstance(b, float):
+            result = _lift(t, 1.0)
+        while n:
+            if n & 1:
+                result = result * base
+            n >>= 1
+            if n:
+                base = base * base
         return result
-    # x ** y = exp2(y * log2(x)) for x > 0 (as the GPU computes it).
+    # x ** y = exp2(y * log2(x)): NaN for x < 0 (as the GPU computes it).
     a, b = _to_float(_lift(t, a)), _to_float(_lift(t, b))
     log = t.value(f"math.log2 {a._name} : f32", "f32")
     prod = _arith(b, log, "mul")
@@ -328,6 +368,12 @@ def _where(cond, a, b):
                    f"{a._type}", a._type)
 
 
+def _truth(trace, x):
+    """x as a bool (nonzero), as numpy's logical_* read numbers."""
+    x = _lift(trace, x)
+    return x if x._type == "i1" else _compare(x, 0, "ne")
+
+
 _SUPPORTED = ("tanh, exp, exp2, log, log2, sqrt, floor, ceil, abs, minimum, "
               "maximum, where, clip/clamp, logical_and/or/not")
 
@@ -352,11 +398,20 @@ def _call_function(trace, name, args, lib):
         if hi is not None:
             x = _minmax(x, hi, "min")
         return x
-    if name in ("logical_and", "bitwise_and") and len(args) == 2:
+    if name in ("logical_and", "logical_or", "logical_xor",
+                "logical_not"):
+        truth = [_truth(trace, a) for a in args]
+        if name == "logical_not" and len(truth) == 1:
+            return ~truth[0]
+        if len(truth) == 2:
+            return _bitwise(truth[0], truth[1],
+                            {"logical_and": "andi", "logical_or": "ori",
+                             "logical_xor": "xori"}[name])
+    if name == "bitwise_and" and len(args) == 2:
         return _bitwise(args[0], args[1], "andi")
-    if name in ("logical_or", "bitwise_or") and len(args) == 2:
+    if name == "bitwise_or" and len(args) == 2:
         return _bitwise(args[0], args[1], "ori")
-    if name in ("logical_not", "bitwise_not", "invert") and len(args) == 1:
+    if name in ("bitwise_not", "invert") and len(args) == 1:
         return ~_lift(trace, args[0])
     if name in ("add", "subtract", "multiply") and len(args) == 2:
         return _arith(args[0], args[1], {"add": "add", "subtract": "sub",
@@ -405,6 +460,9 @@ class Captures:
         for i, a in enumerate(self.arrays):
             if a is array:
                 return i
+        if not 1 <= array.ndim <= 4:
+            raise TypeError(f"a captured array must have 1 to 4 "
+                            f"dimensions, it has {array.ndim}")
         if len(self.arrays) == 8:
             raise TypeError("a traced function may capture at most 8 arrays")
         self.elements.append(_array_element(array))
@@ -449,9 +507,11 @@ class _CapturedArray:
                                 f"indexed with {type(i).__name__} {i!r} "
                                 f"(one int or traced int per dimension)")
             i = _lift(t, i)
-            if i._type == "f32":
+            if i._type != "i32":
                 raise TypeError(f"{t.name}: captured array '{self._name}' "
-                                f"indexed with a float")
+                                f"indexed with a traced "
+                                f"{'float' if i._type == 'f32' else 'bool'}"
+                                f" (an int per dimension)")
             values.append(_to_int(i))
         k = self._captures.index_of(self._array)
         names = ", ".join(v._name for v in values)

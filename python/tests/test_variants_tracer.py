@@ -395,3 +395,34 @@ def test_torch_compile_runs_variant_calls():
 
     compiled = torch.compile(f)
     assert torch.equal(compiled(q, k, v), f(q, k, v))
+
+
+def _square_minus(score, b, h, q_idx, kv_idx):  # whole float power
+    return 0.1 * score ** 2.0 - score
+
+
+def _alibi_idiom(score, b, h, q_idx, kv_idx):  # 2 ** (...) and -x
+    return -(-score) - 2 ** (-8.0 * (h + 1) / H) * abs(q_idx - kv_idx)
+
+
+def _every_third(b, h, q_idx, kv_idx):  # logical_not of an int
+    return np.logical_not((q_idx - kv_idx) % 3) | (kv_idx == 0)
+
+
+@pytest.mark.parametrize("score_mod,mask_mod", [
+    (_square_minus, None), (_alibi_idiom, None), (None, _every_third)])
+def test_numpy_semantics(score_mod, mask_mod):
+    q, k, v = inputs(1, H, 2, 70, 90, 32)
+    out = attn_mlir.flash_attention(q, k, v, score_mod=score_mod,
+                                    mask_mod=mask_mod)
+    ref, _ = reference.attention(q, k, v, score_mod=score_mod,
+                                 mask_mod=mask_mod)
+    assert reference.rel_l2(out, ref) <= 1e-5
+
+
+def test_integer_modulo_by_zero_is_zero():
+    # numpy's int % 0 is 0: every key seen, the plain attention.
+    q, k, v = inputs(1, 2, 2, 40, 50, 32)
+    out = attn_mlir.flash_attention(
+        q, k, v, mask_mod=lambda b, h, qi, kvi: qi % (kvi - kvi) == 0)
+    assert np.array_equal(out, attn_mlir.flash_attention(q, k, v))

@@ -116,10 +116,12 @@ static Value maskIf(OpBuilder &b, Location loc, Value needed, Value scores,
 /// The tile column of element (n, e) held by this thread.
 Value fragmentCol(OpBuilder &b, Location loc, const ThreadCoords &thread,
                   int64_t n, int64_t e) {
-  return arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, thread.inGroup, indexConstant(b, loc, 2)),
-      indexConstant(b, loc, n * 8 + e));
+  // (Each value named first, in the order GCC built them as arguments, the
+  // kernels measured so far: a call's argument order is not the IR's.)
+  Value offset = indexConstant(b, loc, n * 8 + e);
+  Value two = indexConstant(b, loc, 2);
+  Value base = arith::MulIOp::create(b, loc, thread.inGroup, two);
+  return arith::AddIOp::create(b, loc, base, offset);
 }
 
 } // namespace mlir::attngpu

@@ -5,8 +5,8 @@
 // positions (clamped to the last real ones). Math ops become instructions,
 // never libdevice calls: tanh as tanh.approx.f32 (sm_75+), exp / exp2 /
 // log / log2 through ex2.approx / lg2.approx, abs / sqrt / floor / ceil as
-// their PTX instructions, fma and integer abs as LLVM intrinsics NVPTX
-// selects directly.
+// their PTX instructions, fma as the LLVM intrinsic NVPTX selects directly,
+// integer abs as a select.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,8 +67,13 @@ Value lowerMathOp(OpBuilder &b, Operation *op, ValueRange operands) {
             .getResult();
       })
       .Case([&](math::AbsIOp) {
-        return LLVM::AbsOp::create(b, loc, x.getType(), x,
-                                   /*is_int_min_poison=*/false)
+        // (A select, not llvm.intr.abs: it takes index values too.)
+        Value zero = arith::ConstantOp::create(
+            b, loc, b.getZeroAttr(x.getType()));
+        Value negative =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
+        Value negated = arith::SubIOp::create(b, loc, zero, x);
+        return arith::SelectOp::create(b, loc, negative, negated, x)
             .getResult();
       })
       .Default([](Operation *) -> Value {

@@ -72,7 +72,7 @@ module attributes {gpu.container_module} {
 // NVVM: nvvm.inline_ptx "cvt.rmi.f32.f32 $0, $1;"
 // NVVM: llvm.intr.fma
 // NVVM: arith.minsi
-// NVVM: llvm.intr.abs
+// NVVM: arith.cmpi slt
 // NVVM: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
 
 // PTX: .entry

@@ -82,7 +82,7 @@ func.func @yields_nothing(%q: !t, %k: !t, %v: !t, %o: !t) {
 
 !t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 func.func @loop(%q: !t, %k: !t, %v: !t, %o: !t) {
-  // expected-error @+1 {{mask_mod region holds 'scf.execute_region': variant regions are straight-line arith, math, attn.seq_len and attn.yield code}}
+  // expected-error @+1 {{mask_mod region holds 'scf.execute_region': variant regions are straight-line arith, math, attn.seq_len, attn.capture_load and attn.yield code}}
   attn.flash_attention %q, %k, %v -> %o : !t, !t, !t -> !t mask_mod {
     ^bb0(%b: i32, %h: i32, %qi: i32, %kvi: i32):
       %t = scf.execute_region -> i1 {
@@ -209,6 +209,35 @@ func.func @capture_load_rank(%q: !t, %k: !t, %v: !t, %o: !t, %c: !c) {
       // expected-error @+1 {{'attn.capture_load' op expects 2 indices for a rank-2 capture, got 1}}
       %e = attn.capture_load %x[%h] : !c, i32
       attn.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @f64_math(%q: !t, %k: !t, %v: !t, %o: !t) {
+  attn.flash_attention %q, %k, %v -> %o : !t, !t, !t -> !t score_mod {
+    ^bb0(%s: f32, %b: i32, %h: i32, %qi: i32, %kvi: i32):
+      %d = arith.extf %s : f32 to f64
+      // expected-error @+1 {{'math.tanh' op in a score_mod region computes on 'f64': variant regions take float math in f32}}
+      %t = math.tanh %d : f64
+      %r = arith.truncf %t : f64 to f32
+      attn.yield %r : f32
+    }
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!c = memref<f32>
+func.func @capture_rank_0(%q: !t, %k: !t, %v: !t, %o: !t, %c: !c) {
+  // expected-error @+1 {{capture 0 must be a rank-1 to rank-4 memref of scalars, got 'memref<f32>'}}
+  attn.flash_attention %q, %k, %v -> %o captures(%c : !c) : !t, !t, !t -> !t mask_mod {
+    ^bb0(%b: i32, %h: i32, %qi: i32, %kvi: i32, %x: !c):
+      %t = arith.constant true
+      attn.yield %t : i1
     }
   return
 }

@@ -425,6 +425,13 @@ static bool inVariantRegion(Operation *op) {
 
 LogicalResult FlashAttentionOp::verifyRegions() {
   TypeRange captures = getCaptures().getTypes();
+  for (auto [i, type] : llvm::enumerate(captures)) {
+    auto memref = cast<MemRefType>(type);
+    if (memref.getRank() < 1 || memref.getRank() > 4 ||
+        !memref.getElementType().isIntOrFloat())
+      return emitOpError() << "capture " << i << " must be a rank-1 to "
+                           << "rank-4 memref of scalars, got " << type;
+  }
   if (!captures.empty() && getScoreMod().empty() && getMaskMod().empty())
     return emitOpError() << "has captures but no score_mod or mask_mod "
                             "region to read them";

@@ -1,7 +1,7 @@
 //===- VariantRegions.cpp - score_mod / mask_mod region rules -------------===//
 //
 // Variant regions are straight-line scalar code run once per score element,
-// on the CPU and (later) on the GPU: anything they hold must lower on both
+// on the CPU and on the GPU: anything they hold must lower on both
 // without a library call the kernel cannot link (libdevice's __nv_*), and
 // must never trap. The verifier enforces the first, emitVariantRegion the
 // second.
@@ -104,12 +104,18 @@ LogicalResult mlir::attn::verifyVariantRegion(Operation *op, Region &region,
                << " region has no lowering without libdevice (supported "
                   "math ops: absf, absi, exp, exp2, log, log2, tanh, sqrt, "
                   "floor, ceil, fma)";
+      // (The GPU's instructions for them are f32 ones.)
+      if (!isa<math::AbsIOp>(inner) && !inner.getResult(0).getType().isF32())
+        return inner.emitOpError()
+               << "in a " << name << " region computes on "
+               << inner.getResult(0).getType()
+               << ": variant regions take float math in f32";
     } else if (!isa<arith::ArithDialect>(inner.getDialect()) ||
                inner.getNumRegions() != 0) {
       return op->emitOpError()
              << name << " region holds '" << inner.getName()
              << "': variant regions are straight-line arith, math, "
-                "attn.seq_len and attn.yield code";
+                "attn.seq_len, attn.capture_load and attn.yield code";
     }
     for (Type type : llvm::concat<const Type>(
              inner.getOperandTypes(), inner.getResultTypes()))

@@ -472,7 +472,7 @@ def Attn_CaptureLoadOp : Attn_Op<"capture_load", [Pure,
     ```
   }];
   let arguments = (ins AnyStridedMemRef:$capture,
-                       Variadic<AnySignlessIntegerOrIndex>:$indices);
+                       Variadic<AnyTypeOf<[I32, I64, Index]>>:$indices);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
     $capture `[` $indices `]` attr-dict `:` type($capture) `,` type($indices)
@@ -640,7 +640,8 @@ def Attn_FlashAttentionOp : Attn_Op<"flash_attention",
         causal = bottom_right {gqa_ratio = 4 : i64}
         : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, ...
 
-    // Gemma 2's soft-capping and a sliding window of 1024 keys.
+    // Gemma 2's soft-capping and a sliding window of 1025 keys (the query's
+    // own and the 1024 before it).
     attn.flash_attention %q, %k, %v -> %o causal = bottom_right : ...
       score_mod {
       ^bb0(%s: f32, %b: i32, %h: i32, %qi: i32, %kvi: i32):
