@@ -387,6 +387,19 @@ def _check_scale(scale):
 
 def _check_variants(window_size, softcap, score_mod=None, mask_mod=None,
                     alibi_slopes=None):
+    # The defaults decided in plain comparisons first: torch.compile traces
+    # a call without variants into one graph (ctypes would break it).
+    if (score_mod is None and mask_mod is None and alibi_slopes is None and
+            isinstance(window_size, tuple) and window_size == (-1, -1) and
+            not isinstance(softcap, bool) and
+            isinstance(softcap, (int, float)) and softcap == 0):
+        return None
+    return _checked_variants(window_size, softcap, score_mod, mask_mod,
+                             alibi_slopes)
+
+
+def _checked_variants(window_size, softcap, score_mod, mask_mod,
+                      alibi_slopes):
     """The variants as the kernel key takes them: None for none, else
     (softcap as a float32 value, left, right, score_mod text, mask_mod
     text), the functions traced (_variants.py) on every call."""
