@@ -82,19 +82,6 @@ Value lowerMathOp(OpBuilder &b, Operation *op, ValueRange operands) {
       });
 }
 
-/// The math ops of `region` the GPU lowers: f32 floats (and absi).
-LogicalResult checkMathTypes(Operation *op, Region &region) {
-  for (Operation &inner : region.front()) {
-    if (!isa<math::MathDialect>(inner.getDialect()) || isa<math::AbsIOp>(inner))
-      continue;
-    if (!inner.getResult(0).getType().isF32())
-      return inner.emitOpError()
-             << "on " << inner.getResult(0).getType()
-             << " has no GPU lowering in a variant region (f32 only)";
-  }
-  return success();
-}
-
 /// The element-wise inputs of a variant region on an accumulator tile: the
 /// tile's frame and where this thread's elements sit.
 struct ElementPositions {
@@ -117,56 +104,31 @@ struct ElementPositions {
   attn::VariantTileFrame frame;
 };
 
-struct ScoreModLowering : public OpConversionPattern<ScoreModOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// attngpu.score_mod / attngpu.mask_mod: the region once per accumulator
+/// element this thread holds. (The verifier keeps float math in f32, whose
+/// instructions lowerMathOp writes.)
+template <typename OpTy>
+struct VariantTileLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(ScoreModOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(checkMathTypes(op, op.getBody())))
-      return failure();
+    constexpr bool isScore = std::is_same_v<OpTy, ScoreModOp>;
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     ElementPositions positions(b, loc, op, adaptor);
-    Value scale = adaptor.getScale();
+    Value scale;
+    if constexpr (isScore)
+      scale = adaptor.getScale();
     Value result = mapAccumulator(
         b, loc, adaptor.getScores(), positions.shape,
         [&](int64_t m, int64_t n, int64_t half, int64_t e, Value value) {
-          SmallVector<Value> args = {arith::MulFOp::create(b, loc, value,
-                                                           scale)};
-          args.append(positions.at(b, loc, m, n, half, e));
-          args.append(adaptor.getCaptures().begin(),
-                      adaptor.getCaptures().end());
-          return attn::emitVariantRegion(b, loc, op.getBody(), args,
-                                         positions.frame.queryLen,
-                                         positions.frame.keyLen, lowerMathOp);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
-struct MaskModLowering : public OpConversionPattern<MaskModOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(MaskModOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (failed(checkMathTypes(op, op.getBody())))
-      return failure();
-    Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
-    ElementPositions positions(b, loc, op, adaptor);
-    Value negInf = f32Constant(b, loc, -INFINITY);
-    Value result = mapAccumulator(
-        b, loc, adaptor.getScores(), positions.shape,
-        [&](int64_t m, int64_t n, int64_t half, int64_t e, Value value) {
-          SmallVector<Value> args = positions.at(b, loc, m, n, half, e);
-          args.append(adaptor.getCaptures().begin(),
-                      adaptor.getCaptures().end());
-          Value seen = attn::emitVariantRegion(
-              b, loc, op.getBody(), args, positions.frame.queryLen,
-              positions.frame.keyLen, lowerMathOp);
-          return arith::SelectOp::create(b, loc, seen, value, negInf)
-              .getResult();
+          return attn::emitVariantElement(
+              b, loc,
+              isScore ? attn::VariantKind::Score : attn::VariantKind::Mask,
+              op.getBody(), value, scale,
+              [&] { return positions.at(b, loc, m, n, half, e); },
+              adaptor.getCaptures(), positions.frame, lowerMathOp);
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -177,6 +139,6 @@ struct MaskModLowering : public OpConversionPattern<MaskModOp> {
 
 void mlir::attngpu::populateVariantsToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<ScoreModLowering, MaskModLowering>(converter,
-                                                  patterns.getContext());
+  patterns.add<VariantTileLowering<ScoreModOp>, VariantTileLowering<MaskModOp>>(
+      converter, patterns.getContext());
 }

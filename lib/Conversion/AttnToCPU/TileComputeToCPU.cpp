@@ -190,43 +190,27 @@ SmallVector<Value> elementIndices(OpBuilder &b, Location loc,
   return frame.at(b, loc, row, col);
 }
 
-struct ScoreModToCPU : public OpRewritePattern<ScoreModOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ScoreModOp op,
+/// attn.score_mod / attn.mask_mod: the region once per element of one
+/// elementwise linalg.generic.
+template <typename OpTy>
+struct VariantTileToCPU : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
+    constexpr bool isScore = std::is_same_v<OpTy, ScoreModOp>;
     auto type = cast<RankedTensorType>(op.getScores().getType());
     auto frame = VariantTileFrame::of(rewriter, op.getLoc(), op);
-    Value scale = op.getScale();
+    Value scale;
+    if constexpr (isScore)
+      scale = op.getScale();
     Value result = elementwise2D(
         rewriter, op.getLoc(), type.getShape(), op.getScores(), {false},
         rewriter.getF32Type(), [&](OpBuilder &b, Location loc, ValueRange a) {
-          SmallVector<Value> args = {
-              arith::MulFOp::create(b, loc, a[0], scale)};
-          args.append(elementIndices(b, loc, frame));
-          args.append(op.getCaptures().begin(), op.getCaptures().end());
-          return emitVariantRegion(b, loc, op.getBody(), args,
-                                   frame.queryLen, frame.keyLen);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
-struct MaskModToCPU : public OpRewritePattern<MaskModOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MaskModOp op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getScores().getType());
-    auto frame = VariantTileFrame::of(rewriter, op.getLoc(), op);
-    Value result = elementwise2D(
-        rewriter, op.getLoc(), type.getShape(), op.getScores(), {false},
-        rewriter.getF32Type(), [&](OpBuilder &b, Location loc, ValueRange a) {
-          SmallVector<Value> args = elementIndices(b, loc, frame);
-          args.append(op.getCaptures().begin(), op.getCaptures().end());
-          Value seen = emitVariantRegion(b, loc, op.getBody(), args,
-                                         frame.queryLen, frame.keyLen);
-          return arith::SelectOp::create(b, loc, seen, a[0], negInf(b, loc))
-              .getResult();
+          return emitVariantElement(
+              b, loc, isScore ? VariantKind::Score : VariantKind::Mask,
+              op.getBody(), a[0], scale,
+              [&] { return elementIndices(b, loc, frame); },
+              op.getCaptures(), frame);
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -423,6 +407,7 @@ Value mlir::attn::buildTileMatmul(OpBuilder &b, Location loc, Value a,
 }
 
 void mlir::attn::populateTileComputeToCPUPatterns(RewritePatternSet &patterns) {
-  patterns.add<DotToCPU, MaskKVBoundToCPU, MaskCausalToCPU, ScoreModToCPU,
-               MaskModToCPU, OnlineSoftmaxToCPU, FinalizeToCPU>(patterns.getContext());
+  patterns.add<DotToCPU, MaskKVBoundToCPU, MaskCausalToCPU,
+               VariantTileToCPU<ScoreModOp>, VariantTileToCPU<MaskModOp>,
+               OnlineSoftmaxToCPU, FinalizeToCPU>(patterns.getContext());
 }

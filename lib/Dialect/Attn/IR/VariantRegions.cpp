@@ -17,6 +17,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -284,4 +286,23 @@ Value mlir::attn::emitVariantRegion(
     b.clone(inner, mapping);
   }
   llvm_unreachable("a verified variant region ends in attn.yield");
+}
+
+Value mlir::attn::emitVariantElement(
+    OpBuilder &b, Location loc, VariantKind kind, Region &region, Value score,
+    Value scale, function_ref<SmallVector<Value>()> indices,
+    ValueRange captures, const VariantTileFrame &frame,
+    function_ref<Value(OpBuilder &, Operation *, ValueRange)> lowerMath) {
+  SmallVector<Value> args;
+  if (kind == VariantKind::Score)
+    args.push_back(arith::MulFOp::create(b, loc, score, scale));
+  args.append(indices());
+  args.append(captures.begin(), captures.end());
+  Value result = emitVariantRegion(b, loc, region, args, frame.queryLen,
+                                   frame.keyLen, lowerMath);
+  if (kind == VariantKind::Score)
+    return result;
+  Value hidden = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  return arith::SelectOp::create(b, loc, result, score, hidden);
 }

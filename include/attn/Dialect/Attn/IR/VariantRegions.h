@@ -67,6 +67,18 @@ struct VariantTileFrame {
   Value qStart, kvStart, qLast, kvLast;
 };
 
+/// One score element through a variant tile op's region (`kind` says
+/// which): a score_mod's value of (score * scale, b, h, q_idx, kv_idx,
+/// captures...), or for a mask_mod `score` where the region sees the key,
+/// else -inf (`scale` unused). `indices` emits (b, h, q_idx, kv_idx) (from
+/// `frame`.at), after the scaled score; `lowerMath` as emitVariantRegion's.
+Value emitVariantElement(
+    OpBuilder &b, Location loc, VariantKind kind, Region &region, Value score,
+    Value scale, function_ref<SmallVector<Value>()> indices,
+    ValueRange captures,
+    const VariantTileFrame &frame,
+    function_ref<Value(OpBuilder &, Operation *, ValueRange)> lowerMath = {});
+
 /// Emits the region's code at `b`'s insertion point with its block
 /// arguments bound to `args` and attn.seq_len bound to `queryLen` /
 /// `keyLen` (i32), and returns the yielded value. Integer division and
