@@ -119,6 +119,11 @@ bool attn::gpuVariantsEnabled() {
   return value && std::string(value) == "1";
 }
 
+std::string attn::maskPlantFromEnvironment() {
+  const char *value = std::getenv("ATTN_DEBUG_MASK_PLANT");
+  return value ? value : "";
+}
+
 /// The chips the compiler serves (GpuChips.h): checked here, before any
 /// code generation, so that an unsupported chip is an error and never an
 /// LLVM fatal error in the NVPTX backend.

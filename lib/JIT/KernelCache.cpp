@@ -80,6 +80,8 @@ namespace {
 std::string memoryKey(const AttentionSpec &spec, const Target &target,
                       const Schedule &schedule) {
   std::string key = spec.str() + " target=" + target.str();
+  if (std::string plant = maskPlantFromEnvironment(); !plant.empty())
+    key += " mask_plant=" + plant;
   if (!schedule.isDefault())
     key += " schedule=" + schedule.name;
   return key;
@@ -90,6 +92,9 @@ std::string memoryKey(const AttentionSpec &spec, const Target &target,
 std::string diskKeyOf(std::string key, const Target &target) {
   if (target.kind == Target::Kind::Cpu)
     key += " host=" + mlir::attn::hostCpuDescription();
+  // Kernel files' keys, too, never mix planted and sound code.
+  if (std::string plant = maskPlantFromEnvironment(); !plant.empty())
+    key += " mask_plant=" + plant;
   return key + " compiler=" + compilerIdentity();
 }
 

@@ -159,6 +159,7 @@ LogicalResult mlir::attn::compileTileProgram(ModuleOp module,
   tile.blockM = config.blockM;
   tile.blockN = config.blockN;
   tile.numWarps = config.numWarps;
+  tile.maskPlant = ::attn::maskPlantFromEnvironment();
   buildTileProgramPipeline(pm, tile);
   return pm.run(module);
 }

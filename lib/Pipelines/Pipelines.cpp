@@ -49,6 +49,9 @@ void mlir::attn::buildTileProgramPipeline(OpPassManager &pm,
   funcPm.addPass(createAttnExpandFlashAttention(expand));
   funcPm.addPass(createAttnExpandCombineSplits());
   funcPm.addPass(createAttnBoundaryCheck());
+  AttnNarrowKeyLoopsOptions narrow;
+  narrow.plant = options.maskPlant;
+  funcPm.addPass(createAttnNarrowKeyLoops(narrow));
   funcPm.addPass(createAttnCausalSplit());
   funcPm.addPass(createAttnLayoutOrder());
   funcPm.addPass(createCanonicalizerPass());

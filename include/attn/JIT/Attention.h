@@ -129,6 +129,11 @@ struct AttentionSpec {
 /// ATTN_GPU_VARIANTS=1 in the environment.
 bool gpuVariantsEnabled();
 
+/// ATTN_DEBUG_MASK_PLANT, for negative controls only: a deliberate error
+/// in block skipping ("partial-as-empty") that the numeric checkers must
+/// catch; "" when unset. Part of every cache key.
+std::string maskPlantFromEnvironment();
+
 /// Where a kernel runs.
 struct Target {
   enum class Kind { Cpu, Cuda };

@@ -17,6 +17,8 @@ struct TileProgramOptions {
   int64_t blockM = 0;
   int64_t blockN = 0;
   int64_t numWarps = 0;
+  /// Negative controls only: attn-narrow-key-loops' plant.
+  std::string maskPlant;
 };
 
 /// attn.flash_attention (if any) -> optimized tile program: expansion,

@@ -85,6 +85,31 @@ def AttnBoundaryCheck : Pass<"attn-boundary-check", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def AttnNarrowKeyLoops : Pass<"attn-narrow-key-loops", "::mlir::func::FuncOp"> {
+  let summary = "Skip the key blocks a mask_mod hides from every query of the tile";
+  let description = [{
+    For an `scf.for` over key blocks whose body applies one `attn.mask_mod`
+    with the loop's induction variable as `kv_start` (its other operands
+    defined outside the loop, the step the score tile's width), evaluates
+    the mask region over intervals (MaskIntervals.h) to find the longest
+    prefix and suffix of key blocks it provably hides from every query row
+    of the tile, and narrows the loop to the blocks between: two binary
+    searches in `scf.while` loops before the loop, about 2 log2(blocks)
+    evaluations of the region's interval form. Exact for windows, causal
+    and prefix masks; blocks hidden in the middle (holes) still run,
+    masked. Masks the analysis cannot bound (captured data, floats) leave
+    the loop alone. Runs before attn-causal-split, whose split takes any
+    lower bound.
+  }];
+  let options = [
+    Option<"plant", "plant", "std::string", /*default=*/"\"\"",
+           "negative controls only: 'partial-as-empty' also skips blocks "
+           "the mask partly sees (a wrong answer the checkers must catch)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def AttnCausalSplit : Pass<"attn-causal-split", "::mlir::func::FuncOp"> {
   let summary = "Split the KV loop into unmasked and diagonal blocks; skip fully masked ones";
   let description = [{

@@ -1,0 +1,64 @@
+//===- MaskIntervals.h - what a mask_mod decides over ranges ----*- C++ -*-===//
+//
+// Interval evaluation of a mask_mod region: for every query position in one
+// range and every key position in another, may the region see the key, and
+// may it hide it? The answer is emitted as scalar code (the ranges depend on
+// program ids and run-time lengths), so block skipping can use it to narrow
+// key loops and to run fully visible tiles without mask code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_MASKINTERVALS_H
+#define ATTN_DIALECT_ATTN_IR_MASKINTERVALS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Region.h"
+
+#include <optional>
+
+namespace mlir::attn {
+
+/// The positions a mask_mod is asked about, all i32: b, h and the sequence
+/// lengths exactly; queries q_first..q_last and keys kv_first..kv_last,
+/// both ends included.
+struct MaskRanges {
+  Value batch, head, queryLen, keyLen;
+  Value qFirst, qLast, kvFirst, kvLast;
+};
+
+/// Two i1 values: whether some (q, kv) in the ranges may yield true (the
+/// key seen), and whether some may yield false (the key hidden). Both are
+/// over-approximations: `!maySee` proves every pair hidden, `!mayHide`
+/// every pair seen.
+struct MaskVerdict {
+  Value maySee, mayHide;
+};
+
+/// A deliberate error for negative controls (ATTN_DEBUG_MASK_PLANT): the
+/// checkers must catch a classifier that calls partial ranges empty or
+/// full.
+enum class MaskPlant { None, PartialAsEmpty, PartialAsFull };
+
+/// Emits at `b` the interval evaluation of `region` (a mask_mod region,
+/// already verified) over `ranges`. Integers are tracked as i64 intervals
+/// of i32 values (a result that may leave the i32 range becomes the whole
+/// range, which keeps wraparound sound); i1 values as (maySee, mayHide).
+/// Floats, captured data and ops without a rule are unknown. Returns
+/// nullopt when the verdict is unknown whatever the ranges (nothing to
+/// gain from emitting it).
+std::optional<MaskVerdict> classifyMaskRegion(OpBuilder &b, Location loc,
+                                              Region &region,
+                                              const MaskRanges &ranges,
+                                              MaskPlant plant = MaskPlant::None);
+
+/// Whether classifyMaskRegion would return a verdict for `region` (asked
+/// before emitting anything).
+bool maskRegionIsClassifiable(Region &region);
+
+/// Parses ATTN_DEBUG_MASK_PLANT's values ("", "partial-as-empty",
+/// "partial-as-full"); nullopt for anything else.
+std::optional<MaskPlant> parseMaskPlant(StringRef text);
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTN_IR_MASKINTERVALS_H

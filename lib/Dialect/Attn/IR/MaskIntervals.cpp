@@ -1,0 +1,473 @@
+//===- MaskIntervals.cpp - interval evaluation of mask_mod regions --------===//
+//
+// Each value of the region gets an abstract value: an i32 integer becomes
+// an interval [lo, hi] held in i64 (so no rule overflows: every input is in
+// the i32 range and products of two stay below 2^62), an i1 becomes the
+// pair (mayTrue, mayFalse), anything else is unknown. Every rule is
+// inclusion-monotone, so the verdict holds for every pair in the ranges.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/MaskIntervals.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+struct Abstract {
+  enum class Kind { Unknown, Int, Bool } kind = Kind::Unknown;
+  Value lo, hi;              // Int: i64 bounds of an i32 value
+  Value mayTrue, mayFalse;   // Bool: i1
+};
+
+class IntervalEmitter {
+public:
+  IntervalEmitter(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  Value flag(bool v) { return arith::ConstantIntOp::create(b, loc, v, 1); }
+  Value widen(Value i32) {
+    return arith::ExtSIOp::create(b, loc, b.getI64Type(), i32);
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value either(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value negate(Value x) {
+    Value one = flag(true);
+    return arith::XOrIOp::create(b, loc, x, one);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+
+  Abstract integer(Value lo, Value hi) {
+    Abstract a;
+    a.kind = Abstract::Kind::Int;
+    a.lo = lo;
+    a.hi = hi;
+    return a;
+  }
+  Abstract exact(Value i64Value) { return integer(i64Value, i64Value); }
+  Abstract boolean(Value mayTrue, Value mayFalse) {
+    Abstract a;
+    a.kind = Abstract::Kind::Bool;
+    a.mayTrue = mayTrue;
+    a.mayFalse = mayFalse;
+    return a;
+  }
+  Abstract unknownBool() {
+    Value yes = flag(true);
+    Value alsoYes = flag(true);
+    return boolean(yes, alsoYes);
+  }
+
+  /// [lo, hi] computed in i64 from i32 operands; the whole i32 range when
+  /// the i32 operation may have wrapped.
+  Abstract fitI32(Value lo, Value hi) {
+    Value low = i64(std::numeric_limits<int32_t>::min());
+    Value high = i64(std::numeric_limits<int32_t>::max());
+    Value under = cmp(arith::CmpIPredicate::slt, lo, low);
+    Value over = cmp(arith::CmpIPredicate::sgt, hi, high);
+    Value wrapped = either(under, over);
+    Value newLo = select(wrapped, low, lo);
+    Value newHi = select(wrapped, high, hi);
+    return integer(newLo, newHi);
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+bool isI32(Type t) { return t.isInteger(32); }
+bool isI1(Type t) { return t.isInteger(1); }
+
+class MaskClassifier {
+public:
+  MaskClassifier(OpBuilder &b, Location loc) : e(b, loc) {}
+
+  /// The yielded value's abstraction.
+  Abstract run(Block &block, const MaskRanges &r) {
+    auto bind = [&](unsigned index, Value first, Value last) {
+      Value lo = e.widen(first);
+      Value hi = last == first ? lo : e.widen(last);
+      values[block.getArgument(index)] = e.integer(lo, hi);
+    };
+    bind(0, r.batch, r.batch);
+    bind(1, r.head, r.head);
+    bind(2, r.qFirst, r.qLast);
+    bind(3, r.kvFirst, r.kvLast);
+    queryLen = e.widen(r.queryLen);
+    keyLen = e.widen(r.keyLen);
+    for (Operation &op : block) {
+      if (auto yield = dyn_cast<YieldOp>(op))
+        return get(yield.getValues().front());
+      Abstract result = visit(op);
+      if (op.getNumResults() == 1)
+        values[op.getResult(0)] = result;
+    }
+    return {};
+  }
+
+private:
+  Abstract get(Value v) {
+    auto it = values.find(v);
+    return it == values.end() ? Abstract() : it->second;
+  }
+  /// An i1 as (mayTrue, mayFalse); unknown becomes (true, true).
+  Abstract getBool(Value v) {
+    Abstract a = get(v);
+    return a.kind == Abstract::Kind::Bool ? a : e.unknownBool();
+  }
+  /// An i32 constant divisor other than 0.
+  std::optional<int64_t> constantDivisor(Value v) {
+    APInt known;
+    if (!isI32(v.getType()) || !matchPattern(v, m_ConstantInt(&known)) ||
+        known.isZero())
+      return std::nullopt;
+    return known.getSExtValue();
+  }
+
+  Abstract visit(Operation &op) {
+    using P = arith::CmpIPredicate;
+    if (op.getNumResults() != 1)
+      return {};
+    Type type = op.getResult(0).getType();
+    if (auto length = dyn_cast<SeqLenOp>(op))
+      return e.exact(length.getSide() == SequenceSide::query ? queryLen
+                                                             : keyLen);
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      auto attr = dyn_cast<IntegerAttr>(cst.getValue());
+      if (attr && isI1(type)) {
+        bool v = attr.getValue().getBoolValue();
+        Value t = e.flag(v);
+        Value f = e.flag(!v);
+        return e.boolean(t, f);
+      }
+      if (attr && isI32(type))
+        return e.exact(e.i64(attr.getValue().getSExtValue()));
+      return {};
+    }
+    if (isI1(type))
+      return visitBool(op);
+    if (!isI32(type))
+      return {};
+
+    // Integer rules: every operand an interval, else unknown.
+    SmallVector<Abstract> in;
+    if (!isa<arith::SelectOp, arith::ExtUIOp, arith::ExtSIOp>(op))
+      for (Value operand : op.getOperands()) {
+        Abstract a = get(operand);
+        if (a.kind != Abstract::Kind::Int)
+          return {};
+        in.push_back(a);
+      }
+    if (isa<arith::AddIOp>(op)) {
+      Value lo = arith::AddIOp::create(e.b, e.loc, in[0].lo, in[1].lo);
+      Value hi = arith::AddIOp::create(e.b, e.loc, in[0].hi, in[1].hi);
+      return e.fitI32(lo, hi);
+    }
+    if (isa<arith::SubIOp>(op)) {
+      Value lo = arith::SubIOp::create(e.b, e.loc, in[0].lo, in[1].hi);
+      Value hi = arith::SubIOp::create(e.b, e.loc, in[0].hi, in[1].lo);
+      return e.fitI32(lo, hi);
+    }
+    if (isa<arith::MulIOp>(op)) {
+      Value ll = arith::MulIOp::create(e.b, e.loc, in[0].lo, in[1].lo);
+      Value lh = arith::MulIOp::create(e.b, e.loc, in[0].lo, in[1].hi);
+      Value hl = arith::MulIOp::create(e.b, e.loc, in[0].hi, in[1].lo);
+      Value hh = arith::MulIOp::create(e.b, e.loc, in[0].hi, in[1].hi);
+      Value lo1 = e.min(ll, lh);
+      Value lo2 = e.min(hl, hh);
+      Value hi1 = e.max(ll, lh);
+      Value hi2 = e.max(hl, hh);
+      Value lo = e.min(lo1, lo2);
+      Value hi = e.max(hi1, hi2);
+      return e.fitI32(lo, hi);
+    }
+    if (isa<arith::DivSIOp, arith::FloorDivSIOp, arith::CeilDivSIOp>(op)) {
+      // Monotone in the dividend for a constant divisor: increasing when
+      // it is positive, decreasing when negative.
+      std::optional<int64_t> d = constantDivisor(op.getOperand(1));
+      if (!d)
+        return {};
+      Value divisor = e.i64(*d);
+      auto divide = [&](Value x) -> Value {
+        if (isa<arith::DivSIOp>(op))
+          return arith::DivSIOp::create(e.b, e.loc, x, divisor);
+        if (isa<arith::FloorDivSIOp>(op))
+          return arith::FloorDivSIOp::create(e.b, e.loc, x, divisor);
+        return arith::CeilDivSIOp::create(e.b, e.loc, x, divisor);
+      };
+      Value atLo = divide(in[0].lo);
+      Value atHi = divide(in[0].hi);
+      return *d > 0 ? e.fitI32(atLo, atHi) : e.fitI32(atHi, atLo);
+    }
+    if (isa<arith::RemSIOp>(op))
+      return remainder(op, in[0]);
+    if (isa<arith::MinSIOp>(op)) {
+      Value lo = e.min(in[0].lo, in[1].lo);
+      Value hi = e.min(in[0].hi, in[1].hi);
+      return e.integer(lo, hi);
+    }
+    if (isa<arith::MaxSIOp>(op)) {
+      Value lo = e.max(in[0].lo, in[1].lo);
+      Value hi = e.max(in[0].hi, in[1].hi);
+      return e.integer(lo, hi);
+    }
+    if (isa<math::AbsIOp>(op)) {
+      // [lo, hi] >= 0: itself; <= 0: [-hi, -lo]; else [0, max(-lo, hi)].
+      Value zero = e.i64(0);
+      Value negLo = arith::SubIOp::create(e.b, e.loc, zero, in[0].lo);
+      Value negHi = arith::SubIOp::create(e.b, e.loc, zero, in[0].hi);
+      Value nonNegative = e.cmp(P::sge, in[0].lo, zero);
+      Value nonPositive = e.cmp(P::sle, in[0].hi, zero);
+      Value spanHi = e.max(negLo, in[0].hi);
+      Value mixedLo = e.select(nonPositive, negHi, zero);
+      Value lo = e.select(nonNegative, in[0].lo, mixedLo);
+      Value mixedHi = e.select(nonPositive, negLo, spanHi);
+      Value hi = e.select(nonNegative, in[0].hi, mixedHi);
+      return e.fitI32(lo, hi); // |INT32_MIN| wraps
+    }
+    if (isa<arith::ExtUIOp, arith::ExtSIOp>(op) &&
+        isI1(op.getOperand(0).getType())) {
+      // false is 0; true is 1 (zero-extended) or -1 (sign-extended).
+      Abstract c = getBool(op.getOperand(0));
+      Value trueValue = e.i64(isa<arith::ExtUIOp>(op) ? 1 : -1);
+      Value zero = e.i64(0);
+      Value lo1 = e.select(c.mayFalse, zero, trueValue);
+      Value hi1 = e.select(c.mayTrue, trueValue, zero);
+      Value lo = e.min(lo1, hi1);
+      Value hi = e.max(lo1, hi1);
+      return e.integer(lo, hi);
+    }
+    if (auto select = dyn_cast<arith::SelectOp>(op)) {
+      Abstract x = get(select.getTrueValue());
+      Abstract y = get(select.getFalseValue());
+      if (x.kind != Abstract::Kind::Int || y.kind != Abstract::Kind::Int)
+        return {};
+      Abstract c = getBool(select.getCondition());
+      // Only one side when the condition is known, else their hull.
+      Value hullLo = e.min(x.lo, y.lo);
+      Value hullHi = e.max(x.hi, y.hi);
+      Value knownLo = e.select(c.mayTrue, x.lo, y.lo);
+      Value knownHi = e.select(c.mayTrue, x.hi, y.hi);
+      Value bothWays = e.both(c.mayTrue, c.mayFalse);
+      Value lo = e.select(bothWays, hullLo, knownLo);
+      Value hi = e.select(bothWays, hullHi, knownHi);
+      return e.integer(lo, hi);
+    }
+    return {};
+  }
+
+  /// x rem d for a constant d: the exact image when [lo, hi] lies within
+  /// one period on one side of 0, else the remainders of that sign.
+  Abstract remainder(Operation &op, Abstract x) {
+    using P = arith::CmpIPredicate;
+    std::optional<int64_t> d = constantDivisor(op.getOperand(1));
+    if (!d)
+      return {};
+    int64_t m = *d < 0 ? -*d : *d;
+    Value modulus = e.i64(m);
+    Value zero = e.i64(0);
+    Value nonNegative = e.cmp(P::sge, x.lo, zero);
+    Value nonPositive = e.cmp(P::sle, x.hi, zero);
+    Value oneSign = e.either(nonNegative, nonPositive);
+    Value periodLo = arith::DivSIOp::create(e.b, e.loc, x.lo, modulus);
+    Value periodHi = arith::DivSIOp::create(e.b, e.loc, x.hi, modulus);
+    Value samePeriod = e.cmp(P::eq, periodLo, periodHi);
+    Value exactly = e.both(oneSign, samePeriod);
+    Value remLo = arith::RemSIOp::create(e.b, e.loc, x.lo, modulus);
+    Value remHi = arith::RemSIOp::create(e.b, e.loc, x.hi, modulus);
+    Value most = e.i64(m - 1);
+    Value least = e.i64(-(m - 1));
+    Value signLo = e.select(nonNegative, zero, least);
+    Value signHi = e.select(nonPositive, zero, most);
+    Value lo = e.select(exactly, remLo, signLo);
+    Value hi = e.select(exactly, remHi, signHi);
+    return e.integer(lo, hi);
+  }
+
+  Abstract visitBool(Operation &op) {
+    if (auto cmp = dyn_cast<arith::CmpIOp>(op))
+      return compare(cmp);
+    if (isa<arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op)) {
+      Abstract x = getBool(op.getOperand(0));
+      Abstract y = getBool(op.getOperand(1));
+      if (isa<arith::AndIOp>(op)) {
+        Value t = e.both(x.mayTrue, y.mayTrue);
+        Value f = e.either(x.mayFalse, y.mayFalse);
+        return e.boolean(t, f);
+      }
+      if (isa<arith::OrIOp>(op)) {
+        Value t = e.either(x.mayTrue, y.mayTrue);
+        Value f = e.both(x.mayFalse, y.mayFalse);
+        return e.boolean(t, f);
+      }
+      // xor: true from (true, false) or (false, true).
+      Value tf = e.both(x.mayTrue, y.mayFalse);
+      Value ft = e.both(x.mayFalse, y.mayTrue);
+      Value tt = e.both(x.mayTrue, y.mayTrue);
+      Value ff = e.both(x.mayFalse, y.mayFalse);
+      Value t = e.either(tf, ft);
+      Value f = e.either(tt, ff);
+      return e.boolean(t, f);
+    }
+    if (auto select = dyn_cast<arith::SelectOp>(op)) {
+      Abstract c = getBool(select.getCondition());
+      Abstract x = getBool(select.getTrueValue());
+      Abstract y = getBool(select.getFalseValue());
+      Value tx = e.both(c.mayTrue, x.mayTrue);
+      Value ty = e.both(c.mayFalse, y.mayTrue);
+      Value fx = e.both(c.mayTrue, x.mayFalse);
+      Value fy = e.both(c.mayFalse, y.mayFalse);
+      Value t = e.either(tx, ty);
+      Value f = e.either(fx, fy);
+      return e.boolean(t, f);
+    }
+    return {};
+  }
+
+  Abstract compare(arith::CmpIOp cmp) {
+    using P = arith::CmpIPredicate;
+    Abstract x = get(cmp.getLhs());
+    Abstract y = get(cmp.getRhs());
+    if (x.kind != Abstract::Kind::Int || y.kind != Abstract::Kind::Int)
+      return {};
+    P predicate = cmp.getPredicate();
+    Value signedOnly; // unsigned predicates: sound as signed when both >= 0
+    switch (predicate) {
+    case P::ult: case P::ule: case P::ugt: case P::uge: {
+      Value zero = e.i64(0);
+      Value xNonNegative = e.cmp(P::sge, x.lo, zero);
+      Value yNonNegative = e.cmp(P::sge, y.lo, zero);
+      signedOnly = e.both(xNonNegative, yNonNegative);
+      predicate = predicate == P::ult   ? P::slt
+                  : predicate == P::ule ? P::sle
+                  : predicate == P::ugt ? P::sgt
+                                        : P::sge;
+      break;
+    }
+    default:
+      break;
+    }
+    Value t, f;
+    switch (predicate) {
+    case P::slt: // some x < some y; some x >= some y
+      t = e.cmp(P::slt, x.lo, y.hi);
+      f = e.cmp(P::sge, x.hi, y.lo);
+      break;
+    case P::sle:
+      t = e.cmp(P::sle, x.lo, y.hi);
+      f = e.cmp(P::sgt, x.hi, y.lo);
+      break;
+    case P::sgt:
+      t = e.cmp(P::sgt, x.hi, y.lo);
+      f = e.cmp(P::sle, x.lo, y.hi);
+      break;
+    case P::sge:
+      t = e.cmp(P::sge, x.hi, y.lo);
+      f = e.cmp(P::slt, x.lo, y.hi);
+      break;
+    case P::eq:
+    case P::ne: {
+      // Equal possible when the intervals overlap; unequal unless both
+      // are the same single point.
+      Value xBelow = e.cmp(P::sle, x.lo, y.hi);
+      Value yBelow = e.cmp(P::sle, y.lo, x.hi);
+      Value overlap = e.both(xBelow, yBelow);
+      Value xPoint = e.cmp(P::eq, x.lo, x.hi);
+      Value yPoint = e.cmp(P::eq, y.lo, y.hi);
+      Value samePoint = e.cmp(P::eq, x.lo, y.lo);
+      Value points = e.both(xPoint, yPoint);
+      Value single = e.both(points, samePoint);
+      Value differ = e.negate(single);
+      t = predicate == P::eq ? overlap : differ;
+      f = predicate == P::eq ? differ : overlap;
+      break;
+    }
+    default:
+      return {};
+    }
+    if (signedOnly) {
+      Value yes = e.flag(true);
+      t = e.select(signedOnly, t, yes);
+      f = e.select(signedOnly, f, yes);
+    }
+    return e.boolean(t, f);
+  }
+
+  IntervalEmitter e;
+  llvm::DenseMap<Value, Abstract> values;
+  Value queryLen, keyLen;
+};
+
+} // namespace
+
+std::optional<MaskVerdict>
+mlir::attn::classifyMaskRegion(OpBuilder &b, Location loc, Region &region,
+                               const MaskRanges &ranges, MaskPlant plant) {
+  MaskClassifier classifier(b, loc);
+  Abstract result = classifier.run(region.front(), ranges);
+  if (result.kind != Abstract::Kind::Bool ||
+      (matchPattern(result.mayTrue, m_One()) &&
+       matchPattern(result.mayFalse, m_One())))
+    return std::nullopt;
+  MaskVerdict verdict{result.mayTrue, result.mayFalse};
+  if (plant != MaskPlant::None) {
+    // A partial range (both possible) reported as empty or as full.
+    IntervalEmitter e(b, loc);
+    Value partial = e.both(verdict.maySee, verdict.mayHide);
+    Value notPartial = e.negate(partial);
+    if (plant == MaskPlant::PartialAsEmpty)
+      verdict.maySee = e.both(verdict.maySee, notPartial);
+    else
+      verdict.mayHide = e.both(verdict.mayHide, notPartial);
+  }
+  return verdict;
+}
+
+bool mlir::attn::maskRegionIsClassifiable(Region &region) {
+  // Classified once into a scratch block whose arguments stand for the
+  // ranges, then thrown away.
+  MLIRContext *ctx = region.getContext();
+  Location loc = UnknownLoc::get(ctx);
+  Type i32 = IntegerType::get(ctx, 32);
+  Block scratch;
+  SmallVector<Value> args;
+  for (int i = 0; i < 8; ++i)
+    args.push_back(scratch.addArgument(i32, loc));
+  OpBuilder b(ctx); // (atBlockEnd would ask the parentless block for it)
+  b.setInsertionPointToEnd(&scratch);
+  MaskRanges ranges{args[0], args[1], args[2], args[3],
+                    args[4], args[5], args[6], args[7]};
+  bool classifiable = classifyMaskRegion(b, loc, region, ranges).has_value();
+  while (!scratch.empty())
+    scratch.back().erase();
+  return classifiable;
+}
+
+std::optional<MaskPlant> mlir::attn::parseMaskPlant(StringRef text) {
+  if (text.empty() || text == "none")
+    return MaskPlant::None;
+  if (text == "partial-as-empty")
+    return MaskPlant::PartialAsEmpty;
+  if (text == "partial-as-full")
+    return MaskPlant::PartialAsFull;
+  return std::nullopt;
+}

@@ -1,0 +1,130 @@
+// RUN: attn-opt %s --attn-narrow-key-loops --canonicalize --cse | FileCheck %s
+// RUN: not attn-opt %s --attn-narrow-key-loops='plant=partial-as-full' 2>&1 | FileCheck %s --check-prefix=PLANT
+// RUN: not attn-opt %s --attn-narrow-key-loops='plant=bogus' 2>&1 | FileCheck %s --check-prefix=PLANT
+
+// A key loop whose mask_mod is a window (q - 100 <= kv <= q) runs only
+// the blocks between the longest hidden prefix and suffix: two bisections
+// over block counts, each step the region's interval form (i64 bounds of
+// the i32 values, compared), then the loop's bounds and block pointers
+// moved past the skipped blocks.
+
+// PLANT: attn-narrow-key-loops: unknown plant '{{.+}}' (expected 'partial-as-empty')
+
+!k = memref<?x64xf16, strided<[?, 1], offset: ?>>
+!p = !attn.block_ptr<64x64xf16>
+!s = tensor<64x64xf32>
+
+// CHECK-LABEL: func.func @window
+// CHECK-SAME: (%{{[^:]+}}: memref<{{[^>]+}}>>, %[[M0:[^:]+]]: index, %[[SQ:[^:]+]]: index, %[[SK:[^:]+]]: index, %{{[^:]+}}: index, %{{[^:]+}}: index, %[[INIT:[^:]+]]: tensor<64x64xf32>)
+// CHECK: %[[PTR:.+]] = attn.make_block_ptr
+// Rows [min(m0, sq - 1), min(m0 + 63, sq - 1)]; blocks ceil(sk / 64).
+// CHECK: %[[QLAST:.+]] = arith.subi %[[SQ]], %c1
+// CHECK: %[[KVLAST:.+]] = arith.subi %[[SK]], %c1
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui
+// CHECK: %[[PREFIX:.+]]:2 = scf.while (%[[LO:.+]] = %c0, %[[HI:.+]] = %{{.+}})
+// CHECK:   arith.cmpi sgt
+// CHECK:   scf.condition
+// CHECK: } do {
+// CHECK:   %[[MID:.+]] = arith.divui
+// The window's two comparisons on intervals: maySee = (kv_lo <= q_hi) and
+// (kv_hi >= q_lo - 100), the subtraction checked for i32 wraparound.
+// CHECK:   arith.subi %{{.+}}, %c100_i64 : i64
+// CHECK:   arith.cmpi slt, %{{.+}}, %c-2147483648_i64 : i64
+// CHECK:   %[[BEFORE:.+]] = arith.cmpi sle, %{{.+}} : i64
+// CHECK:   %[[AFTER:.+]] = arith.cmpi sge, %{{.+}} : i64
+// CHECK:   %[[SEE:.+]] = arith.andi %[[BEFORE]], %[[AFTER]] : i1
+// CHECK:   arith.select %[[SEE]], %{{.+}}, %[[MID]] : index
+// CHECK:   arith.select %[[SEE]], %[[MID]], %{{.+}} : index
+// CHECK: %[[SUFFIX:.+]]:2 = scf.while
+// CHECK: %[[FIRST:.+]] = arith.muli %[[PREFIX]]#0, %c64
+// CHECK: %[[KEPT:.+]] = arith.subi %[[BLOCKS]], %[[SUFFIX]]#0
+// CHECK: %[[KEPTEND:.+]] = arith.muli %[[KEPT]], %c64
+// CHECK: %[[END:.+]] = arith.minsi %[[SK]], %[[KEPTEND]]
+// CHECK: %[[START:.+]] = arith.minsi %[[FIRST]], %[[END]]
+// CHECK: %[[SKIPPED:.+]] = arith.divui %[[START]], %c64
+// CHECK: %[[ROWS:.+]] = arith.muli %[[SKIPPED]], %c64
+// CHECK: %[[MOVED:.+]] = attn.advance %[[PTR]], [%[[ROWS]], %c0]
+// CHECK: scf.for %{{.+}} = %[[START]] to %[[END]] step %c64 iter_args(%{{.+}} = %[[MOVED]], %{{.+}} = %[[INIT]])
+// CHECK: } {attn.narrowed_by_mask}
+func.func @window(%k: !k, %m0: index, %sq: index, %sk: index, %b: index, %h: index, %init: !s) -> !s {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %p = attn.make_block_ptr %k[%c0, %c0] dims = [0, 1] order = [1, 0] : !k -> !p
+  %r:2 = scf.for %n0 = %c0 to %sk step %c64 iter_args(%ptr = %p, %acc = %init) -> (!p, !s) {
+    %m = attn.mask_mod %acc at(%b, %h) rows[%m0, %sq) cols[%n0, %sk) lengths(%sq, %sk) : !s {
+    ^bb0(%bi: i32, %hi: i32, %qi: i32, %kvi: i32):
+      %c100 = arith.constant 100 : i32
+      %lo = arith.subi %qi, %c100 : i32
+      %before = arith.cmpi sle, %kvi, %qi : i32
+      %after = arith.cmpi sge, %kvi, %lo : i32
+      %seen = arith.andi %before, %after : i1
+      attn.yield %seen : i1
+    }
+    %next = attn.advance %ptr, [%c64, %c0] : !p
+    scf.yield %next, %m : !p, !s
+  }
+  return %r#1 : !s
+}
+
+// Masks the intervals cannot bound leave the loop alone: one that reads
+// captured data (a document mask), one through floats.
+// CHECK-LABEL: func.func @documents
+// CHECK-NOT: scf.while
+// CHECK: scf.for %{{.+}} = %c0 to
+// CHECK-NOT: attn.narrowed_by_mask
+func.func @documents(%docs: memref<?xi32, strided<[?], offset: ?>>, %m0: index, %sq: index, %sk: index, %b: index, %h: index, %init: !s) -> !s {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %r = scf.for %n0 = %c0 to %sk step %c64 iter_args(%acc = %init) -> (!s) {
+    %m = attn.mask_mod %acc at(%b, %h) rows[%m0, %sq) cols[%n0, %sk) lengths(%sq, %sk) captures(%docs : memref<?xi32, strided<[?], offset: ?>>) : !s {
+    ^bb0(%bi: i32, %hi: i32, %qi: i32, %kvi: i32, %d: memref<?xi32, strided<[?], offset: ?>>):
+      %dq = attn.capture_load %d[%qi] : memref<?xi32, strided<[?], offset: ?>>, i32
+      %dk = attn.capture_load %d[%kvi] : memref<?xi32, strided<[?], offset: ?>>, i32
+      %seen = arith.cmpi eq, %dq, %dk : i32
+      attn.yield %seen : i1
+    }
+    scf.yield %m : !s
+  }
+  return %r : !s
+}
+
+// CHECK-LABEL: func.func @through_floats
+// CHECK-NOT: scf.while
+// CHECK: scf.for %{{.+}} = %c0 to
+func.func @through_floats(%m0: index, %sq: index, %sk: index, %b: index, %h: index, %init: !s) -> !s {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %r = scf.for %n0 = %c0 to %sk step %c64 iter_args(%acc = %init) -> (!s) {
+    %m = attn.mask_mod %acc at(%b, %h) rows[%m0, %sq) cols[%n0, %sk) lengths(%sq, %sk) : !s {
+    ^bb0(%bi: i32, %hi: i32, %qi: i32, %kvi: i32):
+      %f = arith.sitofp %kvi : i32 to f32
+      %c = arith.constant 10.0 : f32
+      %seen = arith.cmpf olt, %f, %c : f32
+      attn.yield %seen : i1
+    }
+    scf.yield %m : !s
+  }
+  return %r : !s
+}
+
+// A loop carrying something else than block pointers advanced by a fixed
+// step and tiles (here an index that counts iterations) is left alone:
+// skipping iterations would change it.
+// CHECK-LABEL: func.func @counting
+// CHECK-NOT: scf.while
+// CHECK: scf.for %{{.+}} = %c0 to
+func.func @counting(%m0: index, %sq: index, %sk: index, %b: index, %h: index, %init: !s) -> (!s, index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %r:2 = scf.for %n0 = %c0 to %sk step %c64 iter_args(%acc = %init, %n = %c0) -> (!s, index) {
+    %m = attn.mask_mod %acc at(%b, %h) rows[%m0, %sq) cols[%n0, %sk) lengths(%sq, %sk) : !s {
+    ^bb0(%bi: i32, %hi: i32, %qi: i32, %kvi: i32):
+      %seen = arith.cmpi sle, %kvi, %qi : i32
+      attn.yield %seen : i1
+    }
+    %n1 = arith.addi %n, %c1 : index
+    scf.yield %m, %n1 : !s, index
+  }
+  return %r#0, %r#1 : !s, index
+}

@@ -1,0 +1,387 @@
+// MaskIntervals (the interval form of mask_mod regions that block skipping
+// trusts) against brute force: for each rule, random query and key ranges
+// (some near the ends of the i32 range, where the region's arithmetic
+// wraps), the verdict is folded to constants and compared with every pair
+// of the ranges evaluated by a small interpreter of the region written
+// here (i32 wrapping semantics, as the lowering's). Sound: a pair that
+// yields true needs maySee, one that yields false needs mayHide. Rules that
+// should be exact (plain comparisons) are checked to be.
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/MaskIntervals.h"
+#include "attn/InitAttn.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+struct Point {
+  int32_t b, h, q, kv, queryLen, keyLen;
+};
+
+/// The region's value at one point, with i32 wrapping arithmetic; bools
+/// as 0/1. Division and remainder only by constants other than 0 here.
+int64_t interpret(Block &block, const Point &p) {
+  std::map<void *, int64_t> v;
+  auto get = [&](Value x) { return v.at(x.getAsOpaquePointer()); };
+  auto set = [&](Value x, int64_t value) {
+    v[x.getAsOpaquePointer()] = value;
+  };
+  auto wrap = [](int64_t x) -> int64_t { return int32_t(uint32_t(x)); };
+  set(block.getArgument(0), p.b);
+  set(block.getArgument(1), p.h);
+  set(block.getArgument(2), p.q);
+  set(block.getArgument(3), p.kv);
+  for (Operation &op : block) {
+    if (auto yield = dyn_cast<YieldOp>(op))
+      return get(yield.getValues().front());
+    Value r = op.getNumResults() ? op.getResult(0) : Value();
+    auto a = [&](unsigned i) { return get(op.getOperand(i)); };
+    bool i1 = r && r.getType().isInteger(1);
+    auto fix = [&](int64_t x) { return i1 ? (x & 1) : wrap(x); };
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      APInt value = cast<IntegerAttr>(c.getValue()).getValue();
+      set(r, i1 ? int64_t(value.getBoolValue()) : value.getSExtValue());
+    } else if (auto len = dyn_cast<SeqLenOp>(op)) {
+      set(r, len.getSide() == SequenceSide::query ? p.queryLen : p.keyLen);
+    } else if (isa<arith::AddIOp>(op)) {
+      set(r, fix(a(0) + a(1)));
+    } else if (isa<arith::SubIOp>(op)) {
+      set(r, fix(a(0) - a(1)));
+    } else if (isa<arith::MulIOp>(op)) {
+      set(r, fix(a(0) * a(1)));
+    } else if (isa<arith::DivSIOp>(op)) {
+      set(r, wrap(a(0) / a(1)));
+    } else if (isa<arith::FloorDivSIOp>(op)) {
+      int64_t q = a(0) / a(1);
+      if ((a(0) % a(1) != 0) && ((a(0) < 0) != (a(1) < 0)))
+        --q;
+      set(r, wrap(q));
+    } else if (isa<arith::CeilDivSIOp>(op)) {
+      int64_t q = a(0) / a(1);
+      if ((a(0) % a(1) != 0) && ((a(0) < 0) == (a(1) < 0)))
+        ++q;
+      set(r, wrap(q));
+    } else if (isa<arith::RemSIOp>(op)) {
+      set(r, a(0) % a(1));
+    } else if (isa<arith::MinSIOp>(op)) {
+      set(r, std::min(a(0), a(1)));
+    } else if (isa<arith::MaxSIOp>(op)) {
+      set(r, std::max(a(0), a(1)));
+    } else if (isa<math::AbsIOp>(op)) {
+      set(r, wrap(a(0) < 0 ? -a(0) : a(0)));
+    } else if (isa<arith::ExtUIOp>(op)) {
+      set(r, a(0));
+    } else if (isa<arith::ExtSIOp>(op)) {
+      set(r, op.getOperand(0).getType().isInteger(1) ? -a(0) : a(0));
+    } else if (isa<arith::SelectOp>(op)) {
+      set(r, a(0) ? a(1) : a(2));
+    } else if (isa<arith::AndIOp>(op)) {
+      set(r, a(0) & a(1));
+    } else if (isa<arith::OrIOp>(op)) {
+      set(r, a(0) | a(1));
+    } else if (isa<arith::XOrIOp>(op)) {
+      set(r, fix(a(0) ^ a(1)));
+    } else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      int64_t x = a(0), y = a(1);
+      uint32_t ux = uint32_t(x), uy = uint32_t(y);
+      using P = arith::CmpIPredicate;
+      bool result = false;
+      switch (cmp.getPredicate()) {
+      case P::eq: result = x == y; break;
+      case P::ne: result = x != y; break;
+      case P::slt: result = x < y; break;
+      case P::sle: result = x <= y; break;
+      case P::sgt: result = x > y; break;
+      case P::sge: result = x >= y; break;
+      case P::ult: result = ux < uy; break;
+      case P::ule: result = ux <= uy; break;
+      case P::ugt: result = ux > uy; break;
+      case P::uge: result = ux >= uy; break;
+      }
+      set(r, result);
+    } else {
+      ADD_FAILURE() << "the interpreter has no rule for "
+                    << op.getName().getStringRef().str();
+      return 0;
+    }
+  }
+  return 0;
+}
+
+struct Rule {
+  const char *name;
+  const char *body; // the region's ops after ^bb0(%b, %h, %q, %kv)
+  bool exact;       // the verdict is the truth, not only sound
+};
+
+const Rule rules[] = {
+    {"slt", "%r = arith.cmpi slt, %q, %kv : i32", true},
+    {"sle", "%r = arith.cmpi sle, %kv, %q : i32", true},
+    {"sgt", "%r = arith.cmpi sgt, %q, %kv : i32", true},
+    {"sge", "%r = arith.cmpi sge, %kv, %q : i32", true},
+    {"eq", "%r = arith.cmpi eq, %q, %kv : i32", false},
+    {"ne", "%r = arith.cmpi ne, %q, %kv : i32", false},
+    {"unsigned", "%r = arith.cmpi ult, %q, %kv : i32", false},
+    {"unsigned_ge", "%r = arith.cmpi uge, %kv, %q : i32", false},
+    {"add_sub",
+     "%c = arith.constant 37 : i32\n %s = arith.addi %q, %kv : i32\n"
+     "%d = arith.subi %s, %c : i32\n %r = arith.cmpi slt, %d, %h : i32",
+     false},
+    {"window",
+     "%c = arith.constant 5 : i32\n %lo = arith.subi %q, %c : i32\n"
+     "%a = arith.cmpi sge, %kv, %lo : i32\n %z = arith.cmpi sle, %kv, %q : i32\n"
+     "%r = arith.andi %a, %z : i1",
+     false},
+    {"mul",
+     "%m = arith.muli %q, %kv : i32\n %c = arith.constant 20 : i32\n"
+     "%r = arith.cmpi sgt, %m, %c : i32",
+     false},
+    {"mul_wraps",
+     "%c = arith.constant 1000000007 : i32\n %m = arith.muli %q, %c : i32\n"
+     "%r = arith.cmpi slt, %m, %kv : i32",
+     false},
+    {"divsi",
+     "%c = arith.constant 7 : i32\n %d = arith.divsi %kv, %c : i32\n"
+     "%e = arith.constant -3 : i32\n %f = arith.divsi %q, %e : i32\n"
+     "%r = arith.cmpi eq, %d, %f : i32",
+     false},
+    {"floor_ceil",
+     "%c = arith.constant 5 : i32\n %d = arith.floordivsi %kv, %c : i32\n"
+     "%e = arith.constant -4 : i32\n %f = arith.ceildivsi %q, %e : i32\n"
+     "%r = arith.cmpi sle, %d, %f : i32",
+     false},
+    {"remsi",
+     "%c = arith.constant 6 : i32\n %m = arith.remsi %q, %c : i32\n"
+     "%e = arith.constant -4 : i32\n %n = arith.remsi %kv, %e : i32\n"
+     "%r = arith.cmpi eq, %m, %n : i32",
+     false},
+    {"python_mod",
+     "%c = arith.constant 9 : i32\n %f = arith.floordivsi %kv, %c : i32\n"
+     "%g = arith.muli %f, %c : i32\n %m = arith.subi %kv, %g : i32\n"
+     "%z = arith.constant 0 : i32\n %r = arith.cmpi eq, %m, %z : i32",
+     false},
+    {"min_max",
+     "%m = arith.minsi %q, %kv : i32\n %n = arith.maxsi %q, %h : i32\n"
+     "%r = arith.cmpi sge, %m, %n : i32",
+     false},
+    {"absi",
+     "%d = arith.subi %q, %kv : i32\n %a = math.absi %d : i32\n"
+     "%c = arith.constant 3 : i32\n %r = arith.cmpi sle, %a, %c : i32",
+     false},
+    {"ext_bool",
+     "%t = arith.cmpi slt, %q, %kv : i32\n %u = arith.extui %t : i1 to i32\n"
+     "%s = arith.extsi %t : i1 to i32\n %d = arith.subi %u, %s : i32\n"
+     "%one = arith.constant 1 : i32\n %r = arith.cmpi eq, %d, %one : i32",
+     false},
+    {"select_int",
+     "%c = arith.constant 5 : i32\n %t = arith.cmpi sgt, %q, %c : i32\n"
+     "%s = arith.select %t, %q, %kv : i32\n %r = arith.cmpi slt, %s, %b : i32",
+     false},
+    {"select_bool_xor",
+     "%t = arith.cmpi sgt, %q, %kv : i32\n %u = arith.cmpi eq, %kv, %h : i32\n"
+     "%w = arith.cmpi slt, %q, %b : i32\n %s = arith.select %t, %u, %w : i1\n"
+     "%true = arith.constant true\n %n = arith.xori %s, %true : i1\n"
+     "%r = arith.ori %n, %u : i1",
+     false},
+    {"seq_len",
+     "%k = attn.seq_len key\n %c = arith.constant 3 : i32\n"
+     "%e = arith.subi %k, %c : i32\n %lq = attn.seq_len query\n"
+     "%d = arith.subi %e, %lq : i32\n %s = arith.addi %q, %d : i32\n"
+     "%r = arith.cmpi sle, %kv, %s : i32",
+     false},
+};
+
+class MaskIntervalsTest : public ::testing::TestWithParam<Rule> {
+protected:
+  MaskIntervalsTest() {
+    DialectRegistry registry;
+    registerAttnDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+  MLIRContext context;
+};
+
+/// Checks `rule` on 150 random range pairs; returns how many verdicts
+/// were unsound (each also reported when `report`).
+int unsoundVerdicts(MLIRContext &context, const Rule &rule, MaskPlant plant,
+                    bool report) {
+  int unsound = 0;
+  std::string text =
+      "func.func @holder(%scores: tensor<16x16xf32>, %x: index) -> "
+      "tensor<16x16xf32> {\n"
+      "  %masked = attn.mask_mod %scores at(%x, %x) rows[%x, %x) "
+      "cols[%x, %x) lengths(%x, %x) : tensor<16x16xf32> {\n"
+      "  ^bb0(%b: i32, %h: i32, %q: i32, %kv: i32):\n " +
+      std::string(rule.body) +
+      "\n    attn.yield %r : i1\n  }\n  return %masked : tensor<16x16xf32>\n}\n";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  if (!module) {
+    ADD_FAILURE() << text;
+    return -1;
+  }
+  MaskModOp mask;
+  module->walk([&](MaskModOp op) { mask = op; });
+  Block &block = mask.getBody().front();
+  EXPECT_TRUE(maskRegionIsClassifiable(mask.getBody()));
+
+  std::mt19937 rng(12345 + std::hash<std::string>()(rule.name));
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  // A range near 0 mostly; near the ends of i32 sometimes.
+  auto range = [&]() -> std::pair<int32_t, int32_t> {
+    int64_t width = pick(0, 9);
+    int64_t kind = pick(0, 9);
+    int64_t lo = kind == 0   ? INT32_MAX - pick(0, 12)
+                 : kind == 1 ? INT32_MIN + pick(0, 3)
+                             : pick(-25, 40);
+    lo = std::min<int64_t>(lo, INT32_MAX - width);
+    return {int32_t(lo), int32_t(lo + width)};
+  };
+
+  OpBuilder b(&context);
+  Location loc = b.getUnknownLoc();
+  for (int trial = 0; trial < 150; ++trial) {
+    auto [qLo, qHi] = range();
+    auto [kvLo, kvHi] = range();
+    Point p{int32_t(pick(0, 3)), int32_t(pick(0, 7)), 0, 0,
+            int32_t(pick(0, 50)), int32_t(pick(0, 50))};
+
+    // The verdict, folded to constants in a function of its own.
+    b.setInsertionPointToEnd(module->getBody());
+    auto i1 = b.getI1Type();
+    auto probe = func::FuncOp::create(b, loc, "probe",
+                                      b.getFunctionType({}, {i1, i1}));
+    b.setInsertionPointToStart(probe.addEntryBlock());
+    auto i32 = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+    };
+    MaskRanges ranges;
+    ranges.batch = i32(p.b);
+    ranges.head = i32(p.h);
+    ranges.queryLen = i32(p.queryLen);
+    ranges.keyLen = i32(p.keyLen);
+    ranges.qFirst = i32(qLo);
+    ranges.qLast = i32(qHi);
+    ranges.kvFirst = i32(kvLo);
+    ranges.kvLast = i32(kvHi);
+    std::optional<MaskVerdict> verdict =
+        classifyMaskRegion(b, loc, mask.getBody(), ranges, plant);
+    if (!verdict) {
+      ADD_FAILURE() << rule.name << ": no verdict";
+      return -1;
+    }
+    func::ReturnOp::create(b, loc,
+                           ValueRange{verdict->maySee, verdict->mayHide});
+    (void)applyPatternsGreedily(probe, RewritePatternSet(&context));
+    auto ret = cast<func::ReturnOp>(probe.getBody().front().getTerminator());
+    APInt see, hide;
+    if (!matchPattern(ret.getOperand(0), m_ConstantInt(&see)) ||
+        !matchPattern(ret.getOperand(1), m_ConstantInt(&hide))) {
+      ADD_FAILURE() << rule.name << ": the verdict did not fold to constants";
+      return -1;
+    }
+    probe.erase();
+
+    bool anyTrue = false, anyFalse = false;
+    for (int64_t q = qLo; q <= qHi; ++q)
+      for (int64_t kv = kvLo; kv <= kvHi; ++kv) {
+        p.q = int32_t(q);
+        p.kv = int32_t(kv);
+        (interpret(block, p) ? anyTrue : anyFalse) = true;
+      }
+    std::string where = std::string(rule.name) + " q [" +
+                        std::to_string(qLo) + ", " + std::to_string(qHi) +
+                        "] kv [" + std::to_string(kvLo) + ", " +
+                        std::to_string(kvHi) + "] b " + std::to_string(p.b) +
+                        " h " + std::to_string(p.h);
+    bool sound = (!anyTrue || see.getBoolValue()) &&
+                 (!anyFalse || hide.getBoolValue());
+    if (!sound) {
+      ++unsound;
+      if (report)
+        ADD_FAILURE() << where << ": pairs seen " << anyTrue << ", hidden "
+                      << anyFalse << "; verdict maySee " << see.getBoolValue()
+                      << ", mayHide " << hide.getBoolValue();
+    }
+    if (report && rule.exact) {
+      EXPECT_EQ(see.getBoolValue(), anyTrue) << where;
+      EXPECT_EQ(hide.getBoolValue(), anyFalse) << where;
+    }
+  }
+  return unsound;
+}
+
+TEST_P(MaskIntervalsTest, VerdictIsSound) {
+  EXPECT_EQ(unsoundVerdicts(context, GetParam(), MaskPlant::None, true), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, MaskIntervalsTest, ::testing::ValuesIn(rules),
+                         [](const ::testing::TestParamInfo<Rule> &info) {
+                           return std::string(info.param.name);
+                         });
+
+/// The negative control: a classifier that calls partial ranges empty (or
+/// full) is caught on the window rule.
+TEST(MaskIntervals, PlantedErrorsAreCaught) {
+  MLIRContext context;
+  DialectRegistry registry;
+  registerAttnDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  const Rule *window = nullptr;
+  for (const Rule &rule : rules)
+    if (std::string(rule.name) == "window")
+      window = &rule;
+  ASSERT_TRUE(window);
+  EXPECT_GT(unsoundVerdicts(context, *window, MaskPlant::PartialAsEmpty,
+                            /*report=*/false),
+            0);
+  EXPECT_GT(unsoundVerdicts(context, *window, MaskPlant::PartialAsFull,
+                            /*report=*/false),
+            0);
+}
+
+/// Masks that read captured data or go through floats have no verdict.
+TEST(MaskIntervals, UnboundedRegionsHaveNoVerdict) {
+  MLIRContext context;
+  DialectRegistry registry;
+  registerAttnDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  const char *text = R"mlir(
+func.func @holder(%s: tensor<16x16xf32>, %i: index) -> tensor<16x16xf32> {
+  %m = attn.mask_mod %s at(%i, %i) rows[%i, %i) cols[%i, %i) lengths(%i, %i) : tensor<16x16xf32> {
+  ^bb0(%b: i32, %h: i32, %q: i32, %kv: i32):
+    %f = arith.sitofp %kv : i32 to f32
+    %c = arith.constant 1.0 : f32
+    %r = arith.cmpf olt, %f, %c : f32
+    attn.yield %r : i1
+  }
+  return %m : tensor<16x16xf32>
+}
+)mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  MaskModOp mask;
+  module->walk([&](MaskModOp op) { mask = op; });
+  EXPECT_FALSE(maskRegionIsClassifiable(mask.getBody()));
+}
+
+} // namespace
