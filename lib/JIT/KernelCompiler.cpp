@@ -197,7 +197,7 @@ LogicalResult mlir::attn::compileToHostObject(ModuleOp module,
                                               std::string &object) {
   initializeNativeTarget();
   PassManager pm(module.getContext());
-  buildCpuLoweringPipeline(pm);
+  buildCpuLoweringPipeline(pm, ::attn::maskPlantFromEnvironment());
   if (failed(pm.run(module)))
     return module.emitError() << "lowering to the CPU failed";
 

@@ -58,11 +58,14 @@ void mlir::attn::buildTileProgramPipeline(OpPassManager &pm,
   funcPm.addPass(createCSEPass());
 }
 
-void mlir::attn::buildCpuLoweringPipeline(OpPassManager &pm) {
+void mlir::attn::buildCpuLoweringPipeline(OpPassManager &pm,
+                                          const std::string &maskPlant) {
   pm.addNestedPass<func::FuncOp>(createAttnWidenAccumulators());
   pm.addNestedPass<func::FuncOp>(createAttnLowerBlockPointers());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
-  pm.addPass(createConvertAttnToCPU());
+  ConvertAttnToCPUOptions toCpu;
+  toCpu.maskPlant = maskPlant;
+  pm.addPass(createConvertAttnToCPU(toCpu));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -295,5 +298,7 @@ void mlir::attn::registerAttnPipelines() {
       buildAttnGPUToPtxPipeline);
   PassPipelineRegistration<>("attn-lower-to-cpu",
                              "attn tile program to the LLVM dialect for the CPU",
-                             buildCpuLoweringPipeline);
+                             [](OpPassManager &pm) {
+                               buildCpuLoweringPipeline(pm);
+                             });
 }

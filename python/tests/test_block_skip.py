@@ -1,13 +1,15 @@
-"""Block skipping (attn-narrow-key-loops): key blocks a mask_mod provably
-hides are never visited. Checked three ways on the CPU target:
+"""Block skipping: key blocks a mask_mod provably hides are never visited
+(attn-narrow-key-loops), tiles it provably sees whole run without it (the
+CPU lowering's tile check). Checked three ways on the CPU target:
 
 * fuzzed masks: random mask_mods from a small grammar (affine comparisons
   of q_idx / kv_idx / b / h, floor division, remainders, abs, and / or /
   not) against the float64 reference on fresh inputs, with random lengths,
   causal masks and key splits;
-* the negative control: the same fuzz in a subprocess with
+* the negative controls: the same fuzz in a subprocess with
   ATTN_DEBUG_MASK_PLANT=partial-as-empty (blocks the mask partly sees
-  skipped too) must find a mismatch;
+  skipped too) or partial-as-full (tiles it partly sees run unmasked) must
+  find a mismatch;
 * skipped blocks are really skipped: values of keys every query's mask
   hides are NaN, which any visit would spread (0 * NaN), yet the output is
   finite and right.
@@ -102,11 +104,13 @@ def test_fuzzed_masks_match_the_reference():
     assert not failures, f"seed {seed}: " + "; ".join(failures)
 
 
-def test_a_planted_skip_of_partial_blocks_is_caught():
+@pytest.mark.parametrize("plant", ["partial-as-empty", "partial-as-full"])
+def test_a_planted_misclassification_is_caught(plant):
     # In a subprocess: the plant is read from the environment, and the
     # kernels it makes must never share a cache with sound ones.
-    env = dict(os.environ, ATTN_DEBUG_MASK_PLANT="partial-as-empty",
-               ATTN_CACHE_DIR="off")
+    # partial-as-empty skips (or hides) blocks the mask partly sees;
+    # partial-as-full runs such tiles without the mask.
+    env = dict(os.environ, ATTN_DEBUG_MASK_PLANT=plant, ATTN_CACHE_DIR="off")
     script = ("import sys, test_block_skip as t\n"
               "print(len(t.fuzz(1234, 24)))\n")
     result = subprocess.run([sys.executable, "-c", script], env=env,
@@ -114,7 +118,7 @@ def test_a_planted_skip_of_partial_blocks_is_caught():
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert int(result.stdout.split()[-1]) > 0, \
-        "the planted skipping bug went unnoticed"
+        f"the planted {plant} bug went unnoticed"
 
 
 @pytest.mark.parametrize("causal", [None, "bottom_right"])

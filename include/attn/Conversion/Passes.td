@@ -17,7 +17,17 @@ def ConvertAttnToCPU : Pass<"convert-attn-to-cpu", "::mlir::ModuleOp"> {
     with a C interface runs programs `begin..end` of the `n0 x n1` grid
     (program `t` is `(t mod n0, t div n0)`), so the host can split the grid
     across threads. The result is ready for one-shot bufferization.
+    An `attn.mask_mod` whose region has an interval form (MaskIntervals.h)
+    checks each tile first: a tile the mask hides entirely becomes -inf, a
+    tile it sees entirely passes through, only the others run the region
+    per element.
   }];
+  let options = [
+    Option<"maskPlant", "mask-plant", "std::string", /*default=*/"\"\"",
+           "negative controls only: 'partial-as-full' runs tiles the mask "
+           "partly hides without it, 'partial-as-empty' hides them whole "
+           "(wrong answers the checkers must catch)">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",

@@ -130,7 +130,8 @@ struct AttentionSpec {
 bool gpuVariantsEnabled();
 
 /// ATTN_DEBUG_MASK_PLANT, for negative controls only: a deliberate error
-/// in block skipping ("partial-as-empty") that the numeric checkers must
+/// in block skipping ("partial-as-empty": tiles the mask partly sees
+/// skipped or hidden; "partial-as-full": run unmasked) that the checkers must
 /// catch; "" when unset. Part of every cache key.
 std::string maskPlantFromEnvironment();
 

@@ -28,7 +28,9 @@ void buildTileProgramPipeline(OpPassManager &pm,
 
 /// Tile program -> LLVM dialect for the host CPU: block pointers lowered,
 /// tiles to linalg on tensors, bufferized, loops, LLVM.
-void buildCpuLoweringPipeline(OpPassManager &pm);
+/// `maskPlant`: convert-attn-to-cpu's negative control (empty in real use).
+void buildCpuLoweringPipeline(OpPassManager &pm,
+                              const std::string &maskPlant = "");
 
 /// Tile program -> gpu.module -> gpu.binary holding the PTX of each kernel
 /// (format isa: LLVM's NVPTX backend, no CUDA needed). Fails, with `error`

@@ -103,6 +103,8 @@ void dropAttnAttributes(func::FuncOp func) {
 
 struct ConvertAttnToCPUPass
     : public mlir::attn::impl::ConvertAttnToCPUBase<ConvertAttnToCPUPass> {
+  using ConvertAttnToCPUBase::ConvertAttnToCPUBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (func::FuncOp kernel : collectTileKernels(module)) {
@@ -115,9 +117,17 @@ struct ConvertAttnToCPUPass
       addGridWrapper(kernel, numUserArgs);
     }
 
+    std::optional<MaskPlant> plant = parseMaskPlant(maskPlant);
+    if (!plant) {
+      module.emitError() << "convert-attn-to-cpu: unknown mask plant '"
+                         << maskPlant
+                         << "' (expected 'partial-as-full' or "
+                            "'partial-as-empty')";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     populateTileAccessToCPUPatterns(patterns);
-    populateTileComputeToCPUPatterns(patterns);
+    populateTileComputeToCPUPatterns(patterns, *plant);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
 

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
@@ -194,27 +195,69 @@ SmallVector<Value> elementIndices(OpBuilder &b, Location loc,
 /// elementwise linalg.generic.
 template <typename OpTy>
 struct VariantTileToCPU : public OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+  VariantTileToCPU(MLIRContext *context, MaskPlant plant = MaskPlant::None)
+      : OpRewritePattern<OpTy>(context), plant(plant) {}
+
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     constexpr bool isScore = std::is_same_v<OpTy, ScoreModOp>;
+    Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getScores().getType());
-    auto frame = VariantTileFrame::of(rewriter, op.getLoc(), op);
+    auto frame = VariantTileFrame::of(rewriter, loc, op);
     Value scale;
     if constexpr (isScore)
       scale = op.getScale();
-    Value result = elementwise2D(
-        rewriter, op.getLoc(), type.getShape(), op.getScores(), {false},
-        rewriter.getF32Type(), [&](OpBuilder &b, Location loc, ValueRange a) {
-          return emitVariantElement(
-              b, loc, isScore ? VariantKind::Score : VariantKind::Mask,
-              op.getBody(), a[0], scale,
-              [&] { return elementIndices(b, loc, frame); },
-              op.getCaptures(), frame);
+    auto perElement = [&](OpBuilder &nb) -> Value {
+      return elementwise2D(
+          nb, loc, type.getShape(), op.getScores(), {false},
+          nb.getF32Type(), [&](OpBuilder &b, Location l, ValueRange a) {
+            return emitVariantElement(
+                b, l, isScore ? VariantKind::Score : VariantKind::Mask,
+                op.getBody(), a[0], scale,
+                [&] { return elementIndices(b, l, frame); },
+                op.getCaptures(), frame);
+          });
+    };
+    if (isScore || !maskRegionIsClassifiable(op.getBody())) {
+      rewriter.replaceOp(op, perElement(rewriter));
+      return success();
+    }
+    // The whole tile first: hidden entirely -> -inf, seen entirely -> as
+    // it is, else the region per element.
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    MaskRanges ranges = frame.rangesOf(rewriter, loc, zero, type.getDimSize(0),
+                                       zero, type.getDimSize(1));
+    std::optional<MaskVerdict> verdict =
+        classifyMaskRegion(rewriter, loc, op.getBody(), ranges, plant);
+    Value one = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+    Value noneSeen = arith::XOrIOp::create(rewriter, loc, verdict->maySee, one);
+    auto hidden = scf::IfOp::create(
+        rewriter, loc, noneSeen,
+        [&](OpBuilder &b, Location l) {
+          Value all = arith::ConstantOp::create(
+              b, l, DenseElementsAttr::get(
+                        type, b.getFloatAttr(b.getF32Type(),
+                                             -std::numeric_limits<float>::infinity())));
+          scf::YieldOp::create(b, l, all);
+        },
+        [&](OpBuilder &b, Location l) {
+          Value allSeen = arith::XOrIOp::create(b, l, verdict->mayHide, one);
+          auto seen = scf::IfOp::create(
+              b, l, allSeen,
+              [&](OpBuilder &nb, Location nl) {
+                scf::YieldOp::create(nb, nl, op.getScores());
+              },
+              [&](OpBuilder &nb, Location nl) {
+                Value masked = perElement(nb);
+                scf::YieldOp::create(nb, nl, masked);
+              });
+          scf::YieldOp::create(b, l, seen.getResults());
         });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, hidden.getResults());
     return success();
   }
+
+  MaskPlant plant;
 };
 
 struct OnlineSoftmaxToCPU : public OpRewritePattern<OnlineSoftmaxOp> {
@@ -406,8 +449,10 @@ Value mlir::attn::buildTileMatmul(OpBuilder &b, Location loc, Value a,
       .getResult(0);
 }
 
-void mlir::attn::populateTileComputeToCPUPatterns(RewritePatternSet &patterns) {
+void mlir::attn::populateTileComputeToCPUPatterns(RewritePatternSet &patterns,
+                                                  MaskPlant plant) {
   patterns.add<DotToCPU, MaskKVBoundToCPU, MaskCausalToCPU,
-               VariantTileToCPU<ScoreModOp>, VariantTileToCPU<MaskModOp>,
-               OnlineSoftmaxToCPU, FinalizeToCPU>(patterns.getContext());
+               VariantTileToCPU<ScoreModOp>, OnlineSoftmaxToCPU,
+               FinalizeToCPU>(patterns.getContext());
+  patterns.add<VariantTileToCPU<MaskModOp>>(patterns.getContext(), plant);
 }

@@ -1,4 +1,7 @@
 // RUN: attn-opt %s -split-input-file --convert-attn-to-cpu | FileCheck %s
+// RUN: not attn-opt %s -split-input-file --convert-attn-to-cpu='mask-plant=bogus' 2>&1 | FileCheck %s --check-prefix=PLANT
+
+// PLANT: convert-attn-to-cpu: unknown mask plant 'bogus' (expected 'partial-as-full' or 'partial-as-empty')
 
 // attn.score_mod: one elementwise linalg.generic whose body is the region,
 // run on the scaled score, with q_idx / kv_idx the element's position
@@ -44,12 +47,27 @@ func.func @score_mod(%s: tensor<64x32xf32>, %sc: f32, %b: index, %h: index,
 
 // -----
 
-// attn.mask_mod: the region's i1 selects the score or -inf.
+// attn.mask_mod: the tile is classified first (the region's interval
+// form over the tile's clamped rows and columns, MaskIntervals.h): a tile
+// hidden entirely becomes -inf, one seen entirely passes through, and only
+// the others run the region per element, its i1 selecting the score or
+// -inf. (q >= kv: maySee = q_hi >= kv_lo, mayHide = q_lo < kv_hi.)
 // CHECK-LABEL: func.func @mask_mod
-// CHECK: linalg.generic
-// CHECK:   %[[SEEN:.+]] = arith.cmpi sge, %{{.+}}, %{{.+}} : i32
-// CHECK:   %[[R:.+]] = arith.select %[[SEEN]], %{{.+}}, %cst : f32
-// CHECK:   linalg.yield %[[R]] : f32
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant dense<0xFF800000> : tensor<64x32xf32>
+// CHECK-DAG: %[[NEGINF1:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[SEE:.+]] = arith.cmpi sge, %{{.+}}, %{{.+}} : i64
+// CHECK: %[[HIDE:.+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : i64
+// CHECK: %[[TILE:.+]] = scf.if %[[SEE]]
+// CHECK:   scf.if %[[HIDE]]
+// CHECK:     linalg.generic
+// CHECK:       %[[SEEN:.+]] = arith.cmpi sge, %{{.+}}, %{{.+}} : i32
+// CHECK:       %[[R:.+]] = arith.select %[[SEEN]], %{{.+}}, %[[NEGINF1]] : f32
+// CHECK:       linalg.yield %[[R]] : f32
+// CHECK:   } else {
+// CHECK:     scf.yield %arg0
+// CHECK: } else {
+// CHECK:   scf.yield %[[NEGINF]]
+// CHECK: return %[[TILE]]
 func.func @mask_mod(%s: tensor<64x32xf32>, %b: index, %h: index,
                     %m0: index, %ql: index, %n0: index, %kl: index) -> tensor<64x32xf32> {
   %u = attn.mask_mod %s at (%b, %h) rows [%m0, %ql) cols [%n0, %kl)

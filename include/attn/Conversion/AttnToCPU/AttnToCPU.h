@@ -3,6 +3,7 @@
 #ifndef ATTN_CONVERSION_ATTNTOCPU_ATTNTOCPU_H
 #define ATTN_CONVERSION_ATTNTOCPU_ATTNTOCPU_H
 
+#include "attn/Dialect/Attn/IR/MaskIntervals.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -13,7 +14,9 @@ namespace mlir::attn {
 void populateTileAccessToCPUPatterns(RewritePatternSet &patterns);
 
 /// attn.dot, masks, attn.online_softmax and attn.finalize -> linalg.generic.
-void populateTileComputeToCPUPatterns(RewritePatternSet &patterns);
+/// `plant`: MaskIntervals.h's negative controls (None in real use).
+void populateTileComputeToCPUPatterns(RewritePatternSet &patterns,
+                                      MaskPlant plant = MaskPlant::None);
 
 /// `op(a) * op(b) (+ acc)` as one linalg.generic with f32 accumulation; the
 /// loop order keeps the innermost loop on contiguous tile rows.

@@ -182,6 +182,29 @@ SmallVector<Value> VariantTileFrame::at(OpBuilder &b, Location loc,
           position(kvStart, col, kvLast)};
 }
 
+MaskRanges VariantTileFrame::rangesOf(OpBuilder &b, Location loc,
+                                      Value rowOffset, int64_t rows,
+                                      Value colOffset, int64_t cols) const {
+  auto span = [&](Value start, Value offset, int64_t count, Value last,
+                  Value &first, Value &final) {
+    Value begin = arith::AddIOp::create(b, loc, start, offset);
+    Value width = arith::ConstantIndexOp::create(b, loc, count - 1);
+    Value end = arith::AddIOp::create(b, loc, begin, width);
+    Value clampedBegin = arith::MinSIOp::create(b, loc, begin, last);
+    Value clampedEnd = arith::MinSIOp::create(b, loc, end, last);
+    first = arith::IndexCastOp::create(b, loc, b.getI32Type(), clampedBegin);
+    final = arith::IndexCastOp::create(b, loc, b.getI32Type(), clampedEnd);
+  };
+  MaskRanges ranges;
+  ranges.batch = batch;
+  ranges.head = head;
+  ranges.queryLen = queryLen;
+  ranges.keyLen = keyLen;
+  span(qStart, rowOffset, rows, qLast, ranges.qFirst, ranges.qLast);
+  span(kvStart, colOffset, cols, kvLast, ranges.kvFirst, ranges.kvLast);
+  return ranges;
+}
+
 /// x / d (or x % d) for a divisor that may be 0, or -1 when signed (x86's
 /// idiv traps on both): computed with a divisor of 1 there, then 0 for
 /// d == 0, -x (division) or 0 (remainder) for d == -1.

@@ -9,6 +9,8 @@
 #ifndef ATTN_DIALECT_ATTN_IR_VARIANTREGIONS_H
 #define ATTN_DIALECT_ATTN_IR_VARIANTREGIONS_H
 
+#include "attn/Dialect/Attn/IR/MaskIntervals.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/Region.h"
@@ -62,6 +64,11 @@ struct VariantTileFrame {
   /// query and key, so padding never looks like a new position.
   SmallVector<Value> at(OpBuilder &b, Location loc, Value row,
                         Value col) const;
+  /// What the `rows` x `cols` elements from tile row `rowOffset` and
+  /// column `colOffset` (index values) give the region, for
+  /// classifyMaskRegion: the clamped positions of the first and last.
+  MaskRanges rangesOf(OpBuilder &b, Location loc, Value rowOffset,
+                      int64_t rows, Value colOffset, int64_t cols) const;
 
   Value batch, head, queryLen, keyLen;
   Value qStart, kvStart, qLast, kvLast;

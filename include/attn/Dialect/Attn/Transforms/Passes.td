@@ -104,7 +104,8 @@ def AttnNarrowKeyLoops : Pass<"attn-narrow-key-loops", "::mlir::func::FuncOp"> {
   let options = [
     Option<"plant", "plant", "std::string", /*default=*/"\"\"",
            "negative controls only: 'partial-as-empty' also skips blocks "
-           "the mask partly sees (a wrong answer the checkers must catch)">
+           "the mask partly sees (a wrong answer the checkers must catch); "
+           "'partial-as-full' changes nothing here">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
