@@ -28,9 +28,11 @@ import sys
 import threading
 
 from . import _capi, _variants
+from ._block_mask import BlockMask, create_block_mask
 
 __all__ = ["flash_attention", "flash_attention_with_kvcache",
-           "flash_attention_varlen", "cache_stats", "launch_stats",
+           "flash_attention_varlen", "create_block_mask", "BlockMask",
+           "cache_stats", "launch_stats",
            "clear_memory_cache", "library_path", "version", "__version__"]
 
 library_path = _capi.library_path
@@ -386,20 +388,21 @@ def _check_scale(scale):
 
 
 def _check_variants(window_size, softcap, score_mod=None, mask_mod=None,
-                    alibi_slopes=None):
+                    alibi_slopes=None, block_mask=None):
     # The defaults decided in plain comparisons first: torch.compile traces
     # a call without variants into one graph (ctypes would break it).
     if (score_mod is None and mask_mod is None and alibi_slopes is None and
+            block_mask is None and
             isinstance(window_size, tuple) and window_size == (-1, -1) and
             not isinstance(softcap, bool) and
             isinstance(softcap, (int, float)) and softcap == 0):
         return None
     return _checked_variants(window_size, softcap, score_mod, mask_mod,
-                             alibi_slopes)
+                             alibi_slopes, block_mask)
 
 
 def _checked_variants(window_size, softcap, score_mod, mask_mod,
-                      alibi_slopes):
+                      alibi_slopes, block_mask=None):
     """The variants as the kernel key takes them: None for none, else
     (softcap as a float32 value, left, right, score_mod text, mask_mod
     text), the functions traced (_variants.py) on every call."""
@@ -425,8 +428,16 @@ def _checked_variants(window_size, softcap, score_mod, mask_mod,
             (requested > 0 and softcap == 0):
         raise ValueError(f"softcap must be a finite number >= 0 (0: none) "
                          f"that float32 holds, got {requested}")
-    score_text, mask_text, captures = _variants.trace_pair(score_mod,
-                                                           mask_mod)
+    if block_mask is not None:
+        if not isinstance(block_mask, BlockMask):
+            raise TypeError(f"block_mask must be a BlockMask (from "
+                            f"attn_mlir.create_block_mask), not "
+                            f"{type(block_mask).__name__}")
+        if mask_mod is None:
+            raise TypeError("block_mask needs the mask_mod it was built "
+                            "from (mask_mod=)")
+    score_text, mask_text, captures = _variants.trace_pair(
+        score_mod, mask_mod, block_mask)
     alibi_rank = 0
     if alibi_slopes is not None:
         alibi_rank = getattr(alibi_slopes, "ndim", None)
@@ -489,13 +500,18 @@ _VARIANTS_DOC = """
     alibi_slopes (float [H] or [B, H], numpy or torch like q) adds
     -slope[h] * |i + SKV - SQ - j| after the softcap, before score_mod.
     The LSE is that of the modified, masked scores; a query seeing no key
-    gives output 0 and LSE -inf."""
+    gives output 0 and LSE -inf. block_mask (flash_attention and
+    flash_attention_varlen): a BlockMask from
+    create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN), built once and
+    reused with the same mask_mod: key blocks outside the ranges it holds
+    are skipped (for masks on captured data, which the compiler cannot
+    bound by itself)."""
 
 
 def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
                     return_lse=False, num_splits=0, window_size=(-1, -1),
                     softcap=0.0, score_mod=None, mask_mod=None,
-                    alibi_slopes=None):
+                    alibi_slopes=None, block_mask=None):
     """softmax(scale * q @ k^T + mask) @ v, computed by a compiled kernel.
 
     q: [B, H, SQ, D], k: [B, HKV, SKV, D], v: [B, HKV, SKV, DV] for
@@ -519,7 +535,12 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     """
     _check_num_splits(num_splits)
     variants = _check_variants(window_size, softcap, score_mod, mask_mod,
-                               alibi_slopes)
+                               alibi_slopes, block_mask)
+    if block_mask is not None:
+        _check_layout(layout)
+        seq = 2 if layout == "bhsd" else 1
+        block_mask.check_for(q.shape[0], q.shape[3 - seq], q.shape[seq],
+                             k.shape[seq], "flash_attention")
     if variants is None and (_is_torch(q) or _is_torch(k) or _is_torch(v)):
         return (_torch_front or _load_torch_front()).flash_attention(
             q, k, v, causal, scale, layout, return_lse, num_splits)
@@ -666,7 +687,8 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
                            scale=None, softmax_scale=None, return_lse=False,
                            num_splits=0, validate=False,
                            window_size=(-1, -1), softcap=0.0,
-                           score_mod=None, mask_mod=None, alibi_slopes=None):
+                           score_mod=None, mask_mod=None, alibi_slopes=None,
+                           block_mask=None):
     """Attention over a batch of sequences of different lengths packed
     without padding, as flash_attn's flash_attn_varlen_func: q
     [total_q, H, D], k / v [total_k, HKV, D] (HKV dividing H), cu_seqlens_q
@@ -685,7 +707,7 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     scale, causal_code = _flash_attn_options(scale, softmax_scale,
                                              num_splits, causal)
     variants = _check_variants(window_size, softcap, score_mod, mask_mod,
-                               alibi_slopes)
+                               alibi_slopes, block_mask)
     adapter = _adapter_for(q, k, v)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 3:
@@ -723,6 +745,10 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
                 raise ValueError(f"sequence {int(steps.argmax())} has "
                                  f"{int(steps.max())} queries, more than "
                                  f"max_seqlen_q = {max_seqlen_q}")
+    if block_mask is not None:
+        block_mask.check_for(cus[0].shape[0] - 1, q.shape[1],
+                             int(max_seqlen_q), int(max_seqlen_k),
+                             "flash_attention_varlen")
     cus = [adapter.contiguous_int32(cu) for cu in cus]
     result = _flash_attention_arrays(
         q[None], k[None], v[None], causal_code, scale, "bshd", return_lse,

@@ -570,11 +570,14 @@ def _with_captured_arrays(fn, trace, captures):
 _SCORE_ARGS = ("score", "b", "h", "q_idx", "kv_idx")
 
 
-def trace_pair(score_mod, mask_mod):
+def trace_pair(score_mod, mask_mod, block_mask=None):
     """(score_mod text or None, mask_mod text or None, Captures): both
-    functions traced, each taking every array either captures."""
+    functions traced, each taking every array either captures. A
+    block_mask (_block_mask.BlockMask) adds its key ranges to the mask."""
     captures = Captures()
-    bodies = [None if fn is None else _trace_body(fn, kind, captures)
+    bodies = [None if fn is None else
+              _trace_body(fn, kind, captures,
+                          block_mask if kind == "mask_mod" else None)
               for fn, kind in ((score_mod, "score_mod"),
                                (mask_mod, "mask_mod"))]
     texts = [None if body is None else body(captures) for body in bodies]
@@ -591,7 +594,7 @@ def trace(fn, kind):
     return text
 
 
-def _trace_body(fn, kind, captures):
+def _trace_body(fn, kind, captures, block_mask=None):
     if not callable(fn):
         raise TypeError(f"{kind} must be a function, not "
                         f"{type(fn).__name__}")
@@ -626,6 +629,20 @@ def _trace_body(fn, kind, captures):
             raise TypeError(f"{kind} must return a number, got "
                             f"{type(result).__name__} {result!r}")
         result = _lift(t, result if kind == "mask_mod" else float(result))
+    if block_mask is not None:
+        # kv_start[b, h, qb] <= kv_idx < kv_end[b, h, qb], qb the query's
+        # block: true wherever the mask sees a key (the ranges were built
+        # from it), and what bounds the key loop.
+        b, h, q_idx, kv_idx = params
+        starts = _CapturedArray(t, captures, block_mask.kv_start,
+                                "block_mask.kv_start")
+        ends = _CapturedArray(t, captures, block_mask.kv_end,
+                              "block_mask.kv_end")
+        block = q_idx // block_mask.block_size
+        after = kv_idx >= starts[b, h, block]
+        before = kv_idx < ends[b, h, block]
+        inside = after & before
+        result = result & inside
     lines = list(t.lines)
 
     def text(captures):  # once every function has added its captures

@@ -5,7 +5,8 @@ CPU lowering's tile check). Checked three ways on the CPU target:
 * fuzzed masks: random mask_mods from a small grammar (affine comparisons
   of q_idx / kv_idx / b / h, floor division, remainders, abs, and / or /
   not) against the float64 reference on fresh inputs, with random lengths,
-  causal masks and key splits;
+  causal masks, key splits and, half the time, a block mask built from
+  the function (random block sizes);
 * the negative controls: the same fuzz in a subprocess with
   ATTN_DEBUG_MASK_PLANT=partial-as-empty (blocks the mask partly sees
   skipped too) or partial-as-full (tiles it partly sees run unmasked) must
@@ -84,9 +85,14 @@ def fuzz(seed, cases):
         k = rng.standard_normal((2, 1, skv, 32)).astype(np.float32)
         v = rng.standard_normal((2, 1, skv, 32)).astype(np.float32)
         mask = mask_from(source)
+        block_mask = None
+        if rng.random() < 0.5:  # the ranges of a block mask on top
+            block_mask = attn_mlir.create_block_mask(
+                mask, 2, 2, sq, skv,
+                BLOCK_SIZE=int(rng.choice([32, 64, 100, 128])))
         out, lse = attn_mlir.flash_attention(
             q, k, v, causal=causal, return_lse=True, mask_mod=mask,
-            num_splits=splits)
+            num_splits=splits, block_mask=block_mask)
         ref_out, ref_lse = reference.attention(q, k, v, causal, mask_mod=mask)
         if not (reference.rel_l2(out, ref_out) <= BOUND and
                 np.array_equal(np.isneginf(lse), np.isneginf(ref_lse)) and
@@ -94,7 +100,7 @@ def fuzz(seed, cases):
                                  np.where(np.isneginf(ref_lse), 0, ref_lse))
                 <= BOUND):
             failures.append(f"{source} sq={sq} skv={skv} causal={causal} "
-                            f"splits={splits}")
+                            f"splits={splits} block_mask={block_mask}")
     return failures
 
 

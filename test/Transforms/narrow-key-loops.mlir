@@ -65,21 +65,59 @@ func.func @window(%k: !k, %m0: index, %sq: index, %sk: index, %b: index, %h: ind
   return %r#1 : !s
 }
 
-// Masks the intervals cannot bound leave the loop alone: one that reads
-// captured data (a document mask), one through floats.
-// CHECK-LABEL: func.func @documents
-// CHECK-NOT: scf.while
-// CHECK: scf.for %{{.+}} = %c0 to
-// CHECK-NOT: attn.narrowed_by_mask
-func.func @documents(%docs: memref<?xi32, strided<[?], offset: ?>>, %m0: index, %sq: index, %sk: index, %b: index, %h: index, %init: !s) -> !s {
+// A document mask restricted to per-query-block key ranges (what
+// attn_mlir's block masks add): `starts[b, h, q / 128]` is read where the
+// tile's rows give one index (or two neighbours) and bounds the key loop;
+// `docs[q]` over a whole tile spans too many elements and stays unknown.
+// CHECK-LABEL: func.func @block_ranges
+// CHECK-SAME: %[[DOCS:[^:]+]]: memref<?xi32, {{.+}}>, %[[STARTS:[^:]+]]: memref<?x?x?xi32, {{.+}}>
+// CHECK: scf.while
+// CHECK: } do {
+// CHECK:   memref.load %[[DOCS]]
+// CHECK:   memref.load %[[STARTS]]
+// CHECK:   arith.cmpi sle, %{{.+}}, %c1_i64 : i64
+// CHECK: scf.while
+// CHECK: scf.for
+// CHECK: } {attn.narrowed_by_mask}
+!docs = memref<?xi32, strided<[?], offset: ?>>
+!starts = memref<?x?x?xi32, strided<[?, ?, ?], offset: ?>>
+func.func @block_ranges(%docs: !docs, %starts: !starts, %m0: index, %sq: index, %sk: index, %b: index, %h: index, %init: !s) -> !s {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
   %r = scf.for %n0 = %c0 to %sk step %c64 iter_args(%acc = %init) -> (!s) {
-    %m = attn.mask_mod %acc at(%b, %h) rows[%m0, %sq) cols[%n0, %sk) lengths(%sq, %sk) captures(%docs : memref<?xi32, strided<[?], offset: ?>>) : !s {
-    ^bb0(%bi: i32, %hi: i32, %qi: i32, %kvi: i32, %d: memref<?xi32, strided<[?], offset: ?>>):
-      %dq = attn.capture_load %d[%qi] : memref<?xi32, strided<[?], offset: ?>>, i32
-      %dk = attn.capture_load %d[%kvi] : memref<?xi32, strided<[?], offset: ?>>, i32
-      %seen = arith.cmpi eq, %dq, %dk : i32
+    %m = attn.mask_mod %acc at(%b, %h) rows[%m0, %sq) cols[%n0, %sk) lengths(%sq, %sk) captures(%docs, %starts : !docs, !starts) : !s {
+    ^bb0(%bi: i32, %hi: i32, %qi: i32, %kvi: i32, %d: !docs, %st: !starts):
+      %dq = attn.capture_load %d[%qi] : !docs, i32
+      %dk = attn.capture_load %d[%kvi] : !docs, i32
+      %same = arith.cmpi eq, %dq, %dk : i32
+      %c128 = arith.constant 128 : i32
+      %qb = arith.floordivsi %qi, %c128 : i32
+      %first = attn.capture_load %st[%bi, %hi, %qb] : !starts, i32, i32, i32
+      %inside = arith.cmpi sge, %kvi, %first : i32
+      %seen = arith.andi %same, %inside : i1
+      attn.yield %seen : i1
+    }
+    scf.yield %m : !s
+  }
+  return %r : !s
+}
+
+// Masks the intervals cannot bound leave the loop alone: one that reads
+// captured floats, one through floats.
+// CHECK-LABEL: func.func @float_capture
+// CHECK-NOT: scf.while
+// CHECK: scf.for %{{.+}} = %c0 to
+// CHECK-NOT: attn.narrowed_by_mask
+!bias = memref<?xf32, strided<[?], offset: ?>>
+func.func @float_capture(%bias: !bias, %m0: index, %sq: index, %sk: index, %b: index, %h: index, %init: !s) -> !s {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %r = scf.for %n0 = %c0 to %sk step %c64 iter_args(%acc = %init) -> (!s) {
+    %m = attn.mask_mod %acc at(%b, %h) rows[%m0, %sq) cols[%n0, %sk) lengths(%sq, %sk) captures(%bias : !bias) : !s {
+    ^bb0(%bi: i32, %hi: i32, %qi: i32, %kvi: i32, %w: !bias):
+      %x = attn.capture_load %w[%kvi] : !bias, i32
+      %c = arith.constant 0.0 : f32
+      %seen = arith.cmpf ogt, %x, %c : f32
       attn.yield %seen : i1
     }
     scf.yield %m : !s

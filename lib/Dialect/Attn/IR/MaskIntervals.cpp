@@ -11,6 +11,7 @@
 #include "attn/Dialect/Attn/IR/MaskIntervals.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/VariantRegions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -112,6 +113,9 @@ public:
     bind(1, r.head, r.head);
     bind(2, r.qFirst, r.qLast);
     bind(3, r.kvFirst, r.kvLast);
+    for (auto [arg, capture] :
+         llvm::zip(block.getArguments().drop_front(4), r.captures))
+      captures.map(arg, capture);
     queryLen = e.widen(r.queryLen);
     keyLen = e.widen(r.keyLen);
     for (Operation &op : block) {
@@ -148,6 +152,8 @@ private:
     if (op.getNumResults() != 1)
       return {};
     Type type = op.getResult(0).getType();
+    if (auto load = dyn_cast<CaptureLoadOp>(op))
+      return captureLoad(load);
     if (auto length = dyn_cast<SeqLenOp>(op))
       return e.exact(length.getSide() == SequenceSide::query ? queryLen
                                                              : keyLen);
@@ -412,8 +418,51 @@ private:
     return e.boolean(t, f);
   }
 
+  /// An i32 capture read at indices spanning at most two neighbouring
+  /// elements: both ends read (clamped as the region reads them), their
+  /// hull; wider spans: the whole i32 range.
+  Abstract captureLoad(CaptureLoadOp load) {
+    using P = arith::CmpIPredicate;
+    if (!isI32(load.getType()) || !captures.contains(load.getCapture()))
+      return {};
+    SmallVector<Abstract> indices;
+    for (Value index : load.getIndices()) {
+      Abstract a = get(index);
+      if (a.kind != Abstract::Kind::Int || !isI32(index.getType()))
+        return {};
+      indices.push_back(a);
+    }
+    auto readAt = [&](bool high) -> Value {
+      IRMapping mapping = captures;
+      for (auto [index, a] : llvm::zip(load.getIndices(), indices)) {
+        Value at = arith::TruncIOp::create(e.b, e.loc, e.b.getI32Type(),
+                                           high ? a.hi : a.lo);
+        mapping.map(index, at);
+      }
+      Value element = emitCaptureLoad(e.b, e.loc, load, mapping);
+      return e.widen(element);
+    };
+    Value atLo = readAt(false);
+    Value atHi = readAt(true);
+    Value span = e.i64(0);
+    for (const Abstract &a : indices) {
+      Value width = arith::SubIOp::create(e.b, e.loc, a.hi, a.lo);
+      span = arith::AddIOp::create(e.b, e.loc, span, width);
+    }
+    Value one = e.i64(1);
+    Value narrow = e.cmp(P::sle, span, one);
+    Value hullLo = e.min(atLo, atHi);
+    Value hullHi = e.max(atLo, atHi);
+    Value low = e.i64(std::numeric_limits<int32_t>::min());
+    Value high = e.i64(std::numeric_limits<int32_t>::max());
+    Value lo = e.select(narrow, hullLo, low);
+    Value hi = e.select(narrow, hullHi, high);
+    return e.integer(lo, hi);
+  }
+
   IntervalEmitter e;
   llvm::DenseMap<Value, Abstract> values;
+  IRMapping captures;
   Value queryLen, keyLen;
 };
 
@@ -452,10 +501,13 @@ bool mlir::attn::maskRegionIsClassifiable(Region &region) {
   SmallVector<Value> args;
   for (int i = 0; i < 8; ++i)
     args.push_back(scratch.addArgument(i32, loc));
+  SmallVector<Value> captures;
+  for (BlockArgument capture : region.front().getArguments().drop_front(4))
+    captures.push_back(scratch.addArgument(capture.getType(), loc));
   OpBuilder b(ctx); // (atBlockEnd would ask the parentless block for it)
   b.setInsertionPointToEnd(&scratch);
   MaskRanges ranges{args[0], args[1], args[2], args[3],
-                    args[4], args[5], args[6], args[7]};
+                    args[4], args[5], args[6], args[7], captures};
   bool classifiable = classifyMaskRegion(b, loc, region, ranges).has_value();
   while (!scratch.empty())
     scratch.back().erase();

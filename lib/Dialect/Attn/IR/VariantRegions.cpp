@@ -242,8 +242,8 @@ static Value emitGuardedDivision(OpBuilder &b, Location loc, Operation *op,
 
 /// capture[indices]: each index cast to index, wrapped once when negative
 /// (+ size), then clamped to [0, size - 1].
-static Value emitClampedLoad(OpBuilder &b, Location loc, CaptureLoadOp load,
-                             IRMapping &mapping) {
+Value mlir::attn::emitCaptureLoad(OpBuilder &b, Location loc,
+                                  CaptureLoadOp load, IRMapping &mapping) {
   Value capture = mapping.lookup(load.getCapture());
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -276,7 +276,7 @@ Value mlir::attn::emitVariantRegion(
     if (auto yield = dyn_cast<YieldOp>(inner))
       return mapping.lookup(yield.getValues().front());
     if (auto load = dyn_cast<CaptureLoadOp>(inner)) {
-      mapping.map(load.getResult(), emitClampedLoad(b, loc, load, mapping));
+      mapping.map(load.getResult(), emitCaptureLoad(b, loc, load, mapping));
       continue;
     }
     if (auto length = dyn_cast<SeqLenOp>(inner)) {

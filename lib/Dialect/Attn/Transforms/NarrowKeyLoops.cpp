@@ -78,6 +78,9 @@ MaskModOp findNarrowableMask(scf::ForOp loop) {
                   found.getKvLen()})
     if (!loop.isDefinedOutsideOfLoop(v))
       return {};
+  for (Value capture : found.getCaptures())
+    if (!loop.isDefinedOutsideOfLoop(capture))
+      return {};
   auto step = getConstantIntValue(loop.getStep());
   auto scores = cast<RankedTensorType>(found.getScores().getType());
   if (!step || *step != scores.getDimSize(1))
@@ -111,6 +114,7 @@ public:
     ranges.keyLen = toI32(b, mask.getKvLen());
     ranges.qFirst = toI32(b, qFirst);
     ranges.qLast = toI32(b, qLast);
+    ranges.captures = llvm::to_vector(mask.getCaptures());
 
     lb = loop.getLowerBound();
     Value ub = loop.getUpperBound();

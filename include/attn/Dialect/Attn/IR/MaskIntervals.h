@@ -20,10 +20,11 @@ namespace mlir::attn {
 
 /// The positions a mask_mod is asked about, all i32: b, h and the sequence
 /// lengths exactly; queries q_first..q_last and keys kv_first..kv_last,
-/// both ends included.
+/// both ends included; and the memrefs its capture arguments stand for.
 struct MaskRanges {
   Value batch, head, queryLen, keyLen;
   Value qFirst, qLast, kvFirst, kvLast;
+  SmallVector<Value> captures;
 };
 
 /// Two i1 values: whether some (q, kv) in the ranges may yield true (the
@@ -43,7 +44,11 @@ enum class MaskPlant { None, PartialAsEmpty, PartialAsFull };
 /// already verified) over `ranges`. Integers are tracked as i64 intervals
 /// of i32 values (a result that may leave the i32 range becomes the whole
 /// range, which keeps wraparound sound); i1 values as (maySee, mayHide).
-/// Floats, captured data and ops without a rule are unknown. Returns
+/// An i32 capture_load whose indices span at most two neighbouring
+/// elements (all indices single points but one, that of width 1: a tile
+/// within one or two blocks of a per-block table) is read at both ends
+/// and bounded by the two values; any other read is unknown, and so are
+/// floats and ops without a rule. Returns
 /// nullopt when the verdict is unknown whatever the ranges (nothing to
 /// gain from emitting it).
 std::optional<MaskVerdict> classifyMaskRegion(OpBuilder &b, Location loc,

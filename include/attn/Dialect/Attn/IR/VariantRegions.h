@@ -12,10 +12,13 @@
 #include "attn/Dialect/Attn/IR/MaskIntervals.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/Region.h"
 
 namespace mlir::attn {
+
+class CaptureLoadOp; // AttnOps.h, which includes this header
 
 /// Marks the ops whose regions are variant regions (VariantTraits.td):
 /// attn.yield and attn.seq_len are valid directly inside them.
@@ -85,6 +88,11 @@ Value emitVariantElement(
     ValueRange captures,
     const VariantTileFrame &frame,
     function_ref<Value(OpBuilder &, Operation *, ValueRange)> lowerMath = {});
+
+/// `load`'s element: its capture and indices looked up in `mapping`, each
+/// index wrapped once when negative (+ size), then clamped to the tensor.
+Value emitCaptureLoad(OpBuilder &b, Location loc, CaptureLoadOp load,
+                      IRMapping &mapping);
 
 /// Emits the region's code at `b`'s insertion point with its block
 /// arguments bound to `args` and attn.seq_len bound to `queryLen` /

@@ -1,0 +1,153 @@
+"""Block masks: where a mask_mod can see keys, per block of query rows,
+built once from the function and reused across calls (FlexAttention's
+create_block_mask, in a simpler form).
+
+A BlockMask holds, for each (batch, head, block of BLOCK_SIZE query rows),
+the first visible key and the end of the last visible one (int32 arrays
+kv_start / kv_end [B', H', blocks], B' and H' 1 when broadcast). A call
+given one adds `kv_start[b, h, q_idx // BLOCK_SIZE] <= kv_idx <
+kv_end[b, h, q_idx // BLOCK_SIZE]` to its traced mask_mod: a no-op for the
+keys the mask sees (the ranges were built from the same function), and a
+bound the compiler turns into skipped key blocks (attn-narrow-key-loops
+reads the two numbers of the block a tile's rows fall in). That is how
+masks that read captured data (document ids) skip their empty tiles: the
+function itself is only known per element.
+"""
+
+import time
+
+from . import _variants
+
+
+class BlockMask:
+    """Key ranges per block of query rows; see the module's docstring.
+    `build_ms` is the time create_block_mask took (milliseconds)."""
+
+    __slots__ = ("kv_start", "kv_end", "block_size", "q_len", "kv_len",
+                 "build_ms")
+
+    def __init__(self, kv_start, kv_end, block_size, q_len, kv_len,
+                 build_ms):
+        self.kv_start, self.kv_end = kv_start, kv_end
+        self.block_size, self.q_len, self.kv_len = block_size, q_len, kv_len
+        self.build_ms = build_ms
+
+    @property
+    def shape(self):
+        """(B', H', query blocks)."""
+        return tuple(self.kv_start.shape)
+
+    def visited_fraction(self):
+        """The fraction of (query block, key) pairs inside the ranges: what
+        the attention call still visits, roughly."""
+        spans = self.kv_end - self.kv_start
+        total = float(spans.sum()) if hasattr(spans, "sum") else float(spans)
+        return total / (self.kv_start.numel() if hasattr(
+            self.kv_start, "numel") else self.kv_start.size) / self.kv_len
+
+    def __repr__(self):
+        return (f"BlockMask(shape={self.shape}, block_size={self.block_size}"
+                f", q_len={self.q_len}, kv_len={self.kv_len}, "
+                f"build_ms={self.build_ms:.2f})")
+
+    def check_for(self, batch, heads, q_len, kv_len, what):
+        """Raises ValueError unless the mask covers a call of `batch`
+        sequences, `heads` query heads and these lengths."""
+        b, h, _ = self.shape
+        if b not in (1, batch) or h not in (1, heads):
+            raise ValueError(f"{what}: block_mask was built for B={b}, "
+                             f"H={h}; the call has B={batch}, H={heads} "
+                             f"(build with these, or None for 1)")
+        if self.q_len < q_len or self.kv_len < kv_len:
+            raise ValueError(f"{what}: block_mask was built for Q_LEN="
+                             f"{self.q_len}, KV_LEN={self.kv_len}; the call "
+                             f"has {q_len} queries and {kv_len} keys")
+
+
+def _reads(text, name):
+    """Whether the traced function's body (after its signature) uses the
+    argument %name."""
+    body = text.split("\n", 1)[1]
+    import re
+    return re.search(rf"%{name}\b", body) is not None
+
+
+def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
+                      BLOCK_SIZE=128):
+    """The key ranges `mask_mod(b, h, q_idx, kv_idx)` sees, per block of
+    BLOCK_SIZE query rows, for B sequences (batch) and H query heads (None:
+    the same for all, an error when the function reads b or h), Q_LEN
+    queries and KV_LEN keys. The function is evaluated on every (b, h,
+    q_idx, kv_idx) once, here, with numpy (device=None) or torch tensors on
+    `device`: pass the result as `block_mask=` to calls with the same
+    mask_mod and inputs of those sizes (numpy calls take the numpy one,
+    torch calls the torch one). Returns a BlockMask (`build_ms` says how
+    long this took)."""
+    for name, value in (("Q_LEN", Q_LEN), ("KV_LEN", KV_LEN),
+                        ("BLOCK_SIZE", BLOCK_SIZE)):
+        if isinstance(value, bool) or not isinstance(value, int) or \
+                not 0 < value < 2**31:
+            raise ValueError(f"create_block_mask: {name} must be a positive "
+                             f"int, got {value!r}")
+    for name, value in (("B", B), ("H", H)):
+        if value is not None and (isinstance(value, bool) or
+                                  not isinstance(value, int) or value < 1):
+            raise ValueError(f"create_block_mask: {name} must be a positive "
+                             f"int or None, got {value!r}")
+    # Traced once: a function the kernel could not take fails here, and
+    # B/H None is checked against what it reads.
+    _, text, _ = _variants.trace_pair(None, mask_mod)
+    for name, value, arg in (("B", B, "b"), ("H", H, "h")):
+        if value is None and _reads(text, arg):
+            raise ValueError(f"create_block_mask: mask_mod reads {arg}, so "
+                             f"{name} must be given (not None)")
+    nb, nh = B or 1, H or 1
+    blocks = -(-Q_LEN // BLOCK_SIZE)
+    start_time = time.perf_counter()
+    if device is None:
+        import numpy as np
+        keys = np.arange(KV_LEN, dtype=np.int64).reshape(1, 1, 1, KV_LEN)
+        bs = np.arange(nb, dtype=np.int64).reshape(nb, 1, 1, 1)
+        hs = np.arange(nh, dtype=np.int64).reshape(1, nh, 1, 1)
+        kv_start = np.zeros((nb, nh, blocks), dtype=np.int32)
+        kv_end = np.zeros((nb, nh, blocks), dtype=np.int32)
+        for qb in range(blocks):
+            rows = np.arange(qb * BLOCK_SIZE, min((qb + 1) * BLOCK_SIZE,
+                                                  Q_LEN), dtype=np.int64)
+            seen = np.broadcast_to(
+                np.asarray(mask_mod(bs, hs, rows.reshape(1, 1, -1, 1),
+                                    keys), dtype=bool),
+                (nb, nh, len(rows), KV_LEN))
+            any_row = seen.any(axis=2)
+            has = any_row.any(axis=-1)
+            first = any_row.argmax(axis=-1)
+            last = KV_LEN - any_row[..., ::-1].argmax(axis=-1)
+            kv_start[:, :, qb] = np.where(has, first, 0)
+            kv_end[:, :, qb] = np.where(has, last, 0)
+    else:
+        import torch
+        keys = torch.arange(KV_LEN, device=device).reshape(1, 1, 1, KV_LEN)
+        bs = torch.arange(nb, device=device).reshape(nb, 1, 1, 1)
+        hs = torch.arange(nh, device=device).reshape(1, nh, 1, 1)
+        kv_start = torch.zeros((nb, nh, blocks), dtype=torch.int32,
+                               device=device)
+        kv_end = torch.zeros_like(kv_start)
+        for qb in range(blocks):
+            rows = torch.arange(qb * BLOCK_SIZE,
+                                min((qb + 1) * BLOCK_SIZE, Q_LEN),
+                                device=device)
+            seen = torch.as_tensor(
+                mask_mod(bs, hs, rows.reshape(1, 1, -1, 1), keys),
+                device=device).to(torch.bool).expand(nb, nh, len(rows),
+                                                      KV_LEN)
+            any_row = seen.any(dim=2).to(torch.uint8)
+            has = any_row.any(dim=-1)
+            first = any_row.argmax(dim=-1)
+            last = KV_LEN - any_row.flip(-1).argmax(dim=-1)
+            zero = torch.zeros_like(first)
+            kv_start[:, :, qb] = torch.where(has, first, zero).to(torch.int32)
+            kv_end[:, :, qb] = torch.where(has, last, zero).to(torch.int32)
+        if torch.device(device).type == "cuda":
+            torch.cuda.synchronize(device)
+    build_ms = (time.perf_counter() - start_time) * 1e3
+    return BlockMask(kv_start, kv_end, BLOCK_SIZE, Q_LEN, KV_LEN, build_ms)
