@@ -32,6 +32,7 @@ from ._block_mask import BlockMask, create_block_mask
 
 __all__ = ["flash_attention", "flash_attention_with_kvcache",
            "flash_attention_varlen", "create_block_mask", "BlockMask",
+           "trace_variant",
            "cache_stats", "launch_stats",
            "clear_memory_cache", "library_path", "version", "__version__"]
 
@@ -387,18 +388,33 @@ def _check_scale(scale):
     return scale
 
 
+def _default_variants(window_size, softcap, score_mod, mask_mod,
+                      alibi_slopes, block_mask):
+    # Plain comparisons: torch.compile traces a call without variants into
+    # one graph (ctypes would break it).
+    return (score_mod is None and mask_mod is None and alibi_slopes is None
+            and block_mask is None and isinstance(window_size, tuple) and
+            window_size == (-1, -1) and not isinstance(softcap, bool) and
+            isinstance(softcap, (int, float)) and softcap == 0)
+
+
 def _check_variants(window_size, softcap, score_mod=None, mask_mod=None,
                     alibi_slopes=None, block_mask=None):
-    # The defaults decided in plain comparisons first: torch.compile traces
-    # a call without variants into one graph (ctypes would break it).
-    if (score_mod is None and mask_mod is None and alibi_slopes is None and
-            block_mask is None and
-            isinstance(window_size, tuple) and window_size == (-1, -1) and
-            not isinstance(softcap, bool) and
-            isinstance(softcap, (int, float)) and softcap == 0):
+    if _default_variants(window_size, softcap, score_mod, mask_mod,
+                         alibi_slopes, block_mask):
         return None
     return _checked_variants(window_size, softcap, score_mod, mask_mod,
                              alibi_slopes, block_mask)
+
+
+def _check_block_mask(block_mask, mask_mod):
+    if not isinstance(block_mask, BlockMask):
+        raise TypeError(f"block_mask must be a BlockMask (from "
+                        f"attn_mlir.create_block_mask), not "
+                        f"{type(block_mask).__name__}")
+    if mask_mod is None:
+        raise TypeError("block_mask needs the mask_mod it was built from "
+                        "(mask_mod=)")
 
 
 def _checked_variants(window_size, softcap, score_mod, mask_mod,
@@ -429,13 +445,7 @@ def _checked_variants(window_size, softcap, score_mod, mask_mod,
         raise ValueError(f"softcap must be a finite number >= 0 (0: none) "
                          f"that float32 holds, got {requested}")
     if block_mask is not None:
-        if not isinstance(block_mask, BlockMask):
-            raise TypeError(f"block_mask must be a BlockMask (from "
-                            f"attn_mlir.create_block_mask), not "
-                            f"{type(block_mask).__name__}")
-        if mask_mod is None:
-            raise TypeError("block_mask needs the mask_mod it was built "
-                            "from (mask_mod=)")
+        _check_block_mask(block_mask, mask_mod)
     score_text, mask_text, captures = _variants.trace_pair(
         score_mod, mask_mod, block_mask)
     alibi_rank = 0
@@ -475,6 +485,12 @@ class _Variants:
         self.key = (softcap, left, right, score_text, mask_text,
                     capture_types, alibi_rank)
 
+    def with_arrays(self, arrays):
+        """The same variants reading `arrays` (another call's)."""
+        return _Variants(self.softcap, self.left, self.right,
+                         self.score_text, self.mask_text, self.capture_types,
+                         self.alibi_rank, arrays)
+
     def elements(self):
         """What each of `arrays` is read as ('f32' or 'i32')."""
         return [e for e, _ in self.capture_types] + \
@@ -511,7 +527,7 @@ _VARIANTS_DOC = """
 def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
                     return_lse=False, num_splits=0, window_size=(-1, -1),
                     softcap=0.0, score_mod=None, mask_mod=None,
-                    alibi_slopes=None, block_mask=None):
+                    alibi_slopes=None, block_mask=None, variant=None):
     """softmax(scale * q @ k^T + mask) @ v, computed by a compiled kernel.
 
     q: [B, H, SQ, D], k: [B, HKV, SKV, D], v: [B, HKV, SKV, DV] for
@@ -534,22 +550,63 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
     require grad while grad mode is on (no backward yet).
     """
     _check_num_splits(num_splits)
-    variants = _check_variants(window_size, softcap, score_mod, mask_mod,
-                               alibi_slopes, block_mask)
+    defaults = _default_variants(window_size, softcap, score_mod, mask_mod,
+                                 alibi_slopes, block_mask)
+    if variant is not None:
+        if not defaults:
+            raise TypeError("variant= (from trace_variant) replaces "
+                            "score_mod, mask_mod, window_size, softcap, "
+                            "alibi_slopes and block_mask: pass them to "
+                            "trace_variant")
+        return (_torch_front or _load_torch_front()).flash_attention_mod(
+            q, k, v, variant, causal, scale, layout, return_lse, num_splits)
     if block_mask is not None:
+        _check_block_mask(block_mask, mask_mod)
         _check_layout(layout)
         seq = 2 if layout == "bhsd" else 1
         block_mask.check_for(q.shape[0], q.shape[3 - seq], q.shape[seq],
                              k.shape[seq], "flash_attention")
-    if variants is None and (_is_torch(q) or _is_torch(k) or _is_torch(v)):
-        return (_torch_front or _load_torch_front()).flash_attention(
-            q, k, v, causal, scale, layout, return_lse, num_splits)
+    if _is_torch(q) or _is_torch(k) or _is_torch(v):
+        front = _torch_front or _load_torch_front()
+        if defaults:
+            return front.flash_attention(q, k, v, causal, scale, layout,
+                                         return_lse, num_splits)
+        # Traced outside any torch.compile graph; the operator is captured.
+        traced = front.trace_outside_graph(
+            _checked_variants, (window_size, softcap, score_mod, mask_mod,
+                                alibi_slopes, block_mask), q)
+        if traced is None:
+            return front.flash_attention(q, k, v, causal, scale, layout,
+                                         return_lse, num_splits)
+        return front.flash_attention_mod(q, k, v, traced, causal, scale,
+                                         layout, return_lse, num_splits)
+    variants = None if defaults else _checked_variants(
+        window_size, softcap, score_mod, mask_mod, alibi_slopes, block_mask)
     _check_layout(layout)
-    # (torch tensors with variants take the flash_attn-style calls' path,
-    # not the operator.)
     return _flash_attention_arrays(q, k, v, _lookup_causal(causal, _CAUSAL),
                                    scale, layout, return_lse, num_splits,
                                    variants=variants)
+
+
+def trace_variant(*, score_mod=None, mask_mod=None, window_size=(-1, -1),
+                  softcap=0.0, alibi_slopes=None, block_mask=None,
+                  device="cpu"):
+    """The variants of a torch flash_attention call traced once, ahead:
+    pass the result as `variant=` (instead of these arguments) to calls on
+    torch tensors on `device`. Inside a torch.compile'd function such a
+    call is one operator (attn_mlir::flash_attention_mod), so
+    fullgraph=True holds; with score_mod= etc. given directly, the tracing
+    breaks the graph before it. Captured float32 / int32 tensors are read
+    at each call (new values are seen); others are converted once, here. A
+    new Python number the functions read needs a new trace."""
+    front = _torch_front or _load_torch_front()
+    import torch
+    variants = _checked_variants(window_size, softcap, score_mod, mask_mod,
+                                 alibi_slopes, block_mask)
+    if variants is None:
+        raise ValueError("trace_variant: no variant given (score_mod, "
+                         "mask_mod, window_size, softcap, alibi_slopes)")
+    return front.traced_variant(variants, torch.empty(0, device=device))
 
 
 def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,

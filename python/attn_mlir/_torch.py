@@ -28,6 +28,7 @@ later calls fill in the data pointers and launch.
 """
 
 import ctypes
+import hashlib
 import threading
 
 import torch
@@ -46,6 +47,11 @@ _DTYPES = {torch.float16: _capi.F16, torch.bfloat16: _capi.BF16,
            torch.float32: _capi.F32}
 _ARGS = ('(Tensor q, Tensor k, Tensor v, str causal="none", '
          'float? scale=None, str layout="bhsd", int num_splits=0)')
+# The variants' operators: `variant` names traced regions in _variants_by_name
+# (this process's), `captures` the tensors they read.
+_ARGS_MOD = ('(Tensor q, Tensor k, Tensor v, str variant, Tensor[] captures, '
+             'str causal="none", float? scale=None, str layout="bhsd", '
+             'int num_splits=0)')
 
 FORWARD_AD_MESSAGE = (
     "attn_mlir.flash_attention has no forward-mode AD (jvp) yet: {} {} a "
@@ -88,6 +94,69 @@ def flash_attention(q, k, v, causal, scale, layout, return_lse, num_splits=0):
     if with_lse:
         return _op_lse(q, k, v, causal, scale, layout, num_splits)
     return _op(q, k, v, causal, scale, layout, num_splits)
+
+
+# Traced variants by name: what the flash_attention_mod operators compile
+# (texts and capture kinds; the arrays come with each call).
+_variants_by_name = {}
+
+
+class TracedVariant:
+    """Variants traced once (attn_mlir.trace_variant), for torch calls:
+    `name` what the operator takes, `captures` the tensors it reads. Made
+    outside a torch.compile'd function, passing it as `variant=` keeps the
+    call in one graph (fullgraph=True)."""
+
+    __slots__ = ("name", "captures")
+
+    def __init__(self, name, captures):
+        self.name, self.captures = name, captures
+
+    def __repr__(self):
+        return f"TracedVariant({self.name}, {len(self.captures)} captures)"
+
+
+def traced_variant(variants, like):
+    """Registers `variants` (a _Variants) under a name derived from its
+    kernel key; returns a TracedVariant with its arrays as tensors on
+    `like`'s device."""
+    name = "v" + hashlib.sha1(repr(variants.key).encode()).hexdigest()[:24]
+    _variants_by_name.setdefault(name, variants)
+    captures = [_tensor_adapter.capture(like, a, e) for a, e in
+                zip(variants.arrays, variants.elements())]
+    return TracedVariant(name, captures)
+
+
+@torch.compiler.disable
+def trace_outside_graph(checked_variants, args, like):
+    """checked_variants(*args) (the functions traced) as a TracedVariant on
+    `like`'s device, or None for no variants; never traced by
+    torch.compile (the graph breaks here, the operator after it is
+    captured)."""
+    variants = checked_variants(*args)
+    return None if variants is None else traced_variant(variants, like)
+
+
+def flash_attention_mod(q, k, v, variant, causal, scale, layout, return_lse,
+                        num_splits=0):
+    """attn_mlir.flash_attention with variants (a TracedVariant): its
+    options checked, then the operator."""
+    if not (isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and
+            isinstance(v, torch.Tensor)):
+        raise TypeError("q, k and v must all be torch tensors or all be "
+                        "numpy arrays")
+    _check_layout(layout)
+    causal = _lookup_causal(causal, _CAUSAL_NAMES)
+    if scale is not None:
+        scale = _check_scale(scale)
+    if return_lse is not False and not _is_flag(return_lse):
+        raise TypeError(f"return_lse must be True or False, not "
+                        f"{return_lse!r}")
+    if return_lse:
+        return _op_mod_lse(q, k, v, variant.name, variant.captures, causal,
+                           scale, layout, num_splits)
+    return _op_mod(q, k, v, variant.name, variant.captures, causal, scale,
+                   layout, num_splits)
 
 
 # --------------------------------------------------------------------------
@@ -428,6 +497,36 @@ def _impl_lse(q, k, v, causal="none", scale=None, layout="bhsd",
     return _run(q, k, v, causal, scale, layout, True, num_splits)
 
 
+def _run_mod(q, k, v, variant, captures, causal, scale, layout, with_lse,
+             num_splits):
+    from . import _flash_attention_arrays
+    _validate(q, k, v, causal, scale, layout)
+    template = _variants_by_name.get(variant)
+    if template is None:
+        raise ValueError(f"unknown variant {variant!r}: variants are traced "
+                         f"in this process (attn_mlir.trace_variant)")
+    if len(captures) != len(template.arrays):
+        raise ValueError(f"variant {variant} reads {len(template.arrays)} "
+                         f"captured tensors, got {len(captures)}")
+    variants = template.with_arrays(list(captures))
+    result = _flash_attention_arrays(
+        q, k, v, _CAUSAL_CODES[causal], scale, layout, with_lse, num_splits,
+        adapter=tensor_adapter(q, k, v), variants=variants)
+    return result
+
+
+def _impl_mod(q, k, v, variant, captures, causal="none", scale=None,
+              layout="bhsd", num_splits=0):
+    return _run_mod(q, k, v, variant, captures, causal, scale, layout,
+                    False, num_splits)
+
+
+def _impl_mod_lse(q, k, v, variant, captures, causal="none", scale=None,
+                  layout="bhsd", num_splits=0):
+    return _run_mod(q, k, v, variant, captures, causal, scale, layout,
+                    True, num_splits)
+
+
 # --------------------------------------------------------------------------
 # Fake (meta) kernels: shapes only, for torch.compile and meta tensors
 # --------------------------------------------------------------------------
@@ -443,6 +542,16 @@ def _fake_lse(q, k, v, causal="none", scale=None, layout="bhsd",
     B, H, SQ = dims[:3]
     return (q.new_empty(_out_shape(dims, layout)),
             q.new_empty((B, H, SQ), dtype=torch.float32))
+
+
+def _fake_mod(q, k, v, variant, captures, causal="none", scale=None,
+              layout="bhsd", num_splits=0):
+    return _fake(q, k, v, causal, scale, layout, num_splits)
+
+
+def _fake_mod_lse(q, k, v, variant, captures, causal="none", scale=None,
+                  layout="bhsd", num_splits=0):
+    return _fake_lse(q, k, v, causal, scale, layout, num_splits)
 
 
 # --------------------------------------------------------------------------
@@ -574,6 +683,27 @@ def _autograd_lse(q, k, v, causal="none", scale=None, layout="bhsd",
     return _autograd_run(q, k, v, causal, scale, layout, True, num_splits)
 
 
+def _autograd_mod_run(q, k, v, variant, captures, causal, scale, layout,
+                      with_lse, num_splits):
+    _refuse(q, k, v)
+    with _below_autograd():
+        op = _op_mod_lse if with_lse else _op_mod
+        return op(q, k, v, variant, captures, causal, scale, layout,
+                  num_splits)
+
+
+def _autograd_mod(q, k, v, variant, captures, causal="none", scale=None,
+                  layout="bhsd", num_splits=0):
+    return _autograd_mod_run(q, k, v, variant, captures, causal, scale,
+                             layout, False, num_splits)
+
+
+def _autograd_mod_lse(q, k, v, variant, captures, causal="none", scale=None,
+                      layout="bhsd", num_splits=0):
+    return _autograd_mod_run(q, k, v, variant, captures, causal, scale,
+                             layout, True, num_splits)
+
+
 # --------------------------------------------------------------------------
 # Registration
 # --------------------------------------------------------------------------
@@ -587,11 +717,15 @@ def _register():
         return None
     register_fake = getattr(torch.library, "register_fake", None) or \
         torch.library.impl_abstract
-    for name, schema_out, impl, fake, autograd in (
-            ("flash_attention", "Tensor", _impl, _fake, _autograd),
-            ("flash_attention_lse", "(Tensor, Tensor)", _impl_lse, _fake_lse,
-             _autograd_lse)):
-        lib.define(name + _ARGS + " -> " + schema_out)
+    for name, args, schema_out, impl, fake, autograd in (
+            ("flash_attention", _ARGS, "Tensor", _impl, _fake, _autograd),
+            ("flash_attention_lse", _ARGS, "(Tensor, Tensor)", _impl_lse,
+             _fake_lse, _autograd_lse),
+            ("flash_attention_mod", _ARGS_MOD, "Tensor", _impl_mod,
+             _fake_mod, _autograd_mod),
+            ("flash_attention_mod_lse", _ARGS_MOD, "(Tensor, Tensor)",
+             _impl_mod_lse, _fake_mod_lse, _autograd_mod_lse)):
+        lib.define(name + args + " -> " + schema_out)
         lib.impl(name, impl, "CPU")
         lib.impl(name, impl, "CUDA")
         lib.impl(name, autograd, "Autograd")
@@ -602,3 +736,5 @@ def _register():
 _library = _register()  # kept: the registrations live as long as it does
 _op = torch.ops.attn_mlir.flash_attention.default
 _op_lse = torch.ops.attn_mlir.flash_attention_lse.default
+_op_mod = torch.ops.attn_mlir.flash_attention_mod.default
+_op_mod_lse = torch.ops.attn_mlir.flash_attention_mod_lse.default

@@ -151,3 +151,28 @@ def test_errors():
     bh = attn_mlir.create_block_mask(per_head, 1, 3, 100, 100)
     with pytest.raises(ValueError, match="built for B=1, H=3"):
         attn_mlir.flash_attention(q, q, q, mask_mod=per_head, block_mask=bh)
+
+
+def test_torch_cpu_tensors():
+    # A block mask built with torch (device="cpu") for torch inputs, the
+    # captured ids a torch tensor too (torch.compile stays out: calls with
+    # variants run eagerly).
+    torch = pytest.importorskip("torch")
+    S = 260
+    docs = torch.from_numpy(documents(S, 5))
+
+    def mask(b, h, q_idx, kv_idx):
+        return docs[q_idx] == docs[kv_idx]
+
+    bm = attn_mlir.create_block_mask(mask, None, None, S, S, device="cpu")
+    assert isinstance(bm.kv_start, torch.Tensor)
+    q, k, v = (RNG.standard_normal((1, 2, S, 32)).astype(np.float32)
+               for _ in range(3))
+    out = attn_mlir.flash_attention(*(torch.from_numpy(t) for t in (q, k, v)),
+                                    mask_mod=mask, block_mask=bm)
+    assert isinstance(out, torch.Tensor)
+    np_docs = docs.numpy()
+    ref_out, _ = reference.attention(
+        q, k, v, None,
+        mask_mod=lambda b, h, qi, ki: np_docs[qi] == np_docs[ki])
+    assert reference.rel_l2(out.numpy(), ref_out) <= 1e-5
