@@ -5,8 +5,10 @@ inputs: the mma.sync and wgmma schedules (head dims 64, 80, 128, 256; f16,
 bf16, f32 as tf32), both layouts, GQA, both causal kinds, q_len != kv_len,
 split-KV decode (forced and chosen), KV caches (contiguous and paged) and
 packed sequences, rows that see no key; the plain kernel against the
-variant's reference as a negative control. Skipped without torch or a
-GPU; runs as a script too."""
+variant's reference as a negative control; a document mask with a block
+mask (hidden blocks NaN, never read) and trace_variant in one
+torch.compile graph. Skipped without torch or a GPU; runs as a script
+too."""
 
 import math
 import os
@@ -162,6 +164,82 @@ def test_varlen():
             expect_close(t(out[rows]), ref_out, torch.float16, what)
             expect_close(lse[:, rows][None], ref_lse, torch.float16,
                          what + " lse")
+
+
+def masked_reference(q, k, v, mask, softcap=0.0):
+    """float64 attention on the GPU with `mask` (a mask_mod) evaluated on
+    int64 index tensors, scores capped first when softcap > 0; fully
+    masked rows give 0 and LSE -inf."""
+    q, k, v = q.double(), k.double(), v.double()
+    B, H, SQ, D = q.shape
+    g = H // k.shape[1]
+    k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+    s = (q @ k.transpose(-1, -2)) / math.sqrt(D)
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    index = lambda n, at: torch.arange(n, device="cuda").reshape(  # noqa
+        [n if i == at else 1 for i in range(4)])
+    seen = mask(index(B, 0), index(H, 1), index(SQ, 2),
+                index(k.shape[2], 3)).expand(s.shape)
+    s = torch.where(seen, s, float("-inf"))
+    m = s.amax(-1, keepdim=True)
+    m = torch.where(torch.isinf(m), torch.zeros_like(m), m)
+    p = torch.exp(s - m)
+    lsum = p.sum(-1, keepdim=True)
+    out = torch.where(lsum > 0, (p @ v) / lsum, torch.zeros_like(lsum))
+    lse = torch.where(lsum > 0, torch.log(lsum) + m,
+                      torch.full_like(m, float("-inf")))[..., 0]
+    return out, lse
+
+
+def test_document_mask_with_block_mask():
+    # Sorted random document ids, a block mask built on the GPU and reused;
+    # values of keys past every query's documents are NaN, which a visit
+    # of their blocks would spread.
+    B, H, HKV, SQ, SK, D = 2, 8, 2, 1500, 3000, 128
+    docs = torch.sort(torch.randint(0, 12, (SK,), device="cuda"))[0].to(
+        torch.int32)
+
+    def mask(b, h, q_idx, kv_idx):
+        return docs[q_idx] == docs[kv_idx]
+
+    bm = attn_mlir.create_block_mask(mask, None, None, SQ, SK,
+                                     device="cuda")
+    print(f"  {bm} visits {bm.visited_fraction():.3f}")
+    first_hidden = -(-int(bm.kv_end.max()) // 256) * 256
+    for dtype in (torch.bfloat16, torch.float16):
+        q = randn(B, H, SQ, D, dtype=dtype)
+        k = randn(B, HKV, SK, D, dtype=dtype)
+        v = randn(B, HKV, SK, D, dtype=dtype)
+        ref_out, ref_lse = masked_reference(q, k, v, mask)
+        v[:, :, first_hidden:] = float("nan")
+        out, lse = attn_mlir.flash_attention(q, k, v, mask_mod=mask,
+                                             block_mask=bm, return_lse=True)
+        assert torch.isfinite(out).all(), "a hidden key block was read"
+        expect_close(out, ref_out, dtype, f"documents {dtype}")
+        expect_close(lse, ref_lse, dtype, f"documents {dtype} lse")
+
+
+def test_trace_variant_in_one_graph():
+    q = randn(1, 4, 700, 64, dtype=torch.bfloat16)
+    k = randn(1, 4, 900, 64, dtype=torch.bfloat16)
+    v = randn(1, 4, 900, 64, dtype=torch.bfloat16)
+
+    def mask(b, h, q_idx, kv_idx):  # a prefix-LM: 333 keys seen by all
+        return (kv_idx < 333) | (kv_idx <= q_idx + 200)
+
+    variant = attn_mlir.trace_variant(mask_mod=mask, softcap=30.0,
+                                      device="cuda")
+    compiled = torch.compile(
+        lambda q, k, v: attn_mlir.flash_attention(q, k, v, variant=variant),
+        fullgraph=True)
+    out = compiled(q, k, v)
+    eager = attn_mlir.flash_attention(q, k, v, mask_mod=mask, softcap=30.0)
+    assert torch.equal(out, eager)
+    ref_out, _ = masked_reference(
+        q, k, v, lambda b, h, qi, ki: (ki < 333) | (ki <= qi + 200),
+        softcap=30.0)
+    expect_close(out, ref_out, torch.bfloat16, "trace_variant prefix-LM")
 
 
 if __name__ == "__main__":

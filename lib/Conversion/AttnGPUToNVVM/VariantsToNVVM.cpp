@@ -17,9 +17,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attngpu;
@@ -120,18 +122,64 @@ struct VariantTileLowering : public OpConversionPattern<OpTy> {
     Value scale;
     if constexpr (isScore)
       scale = adaptor.getScale();
-    Value result = mapAccumulator(
-        b, loc, adaptor.getScores(), positions.shape,
-        [&](int64_t m, int64_t n, int64_t half, int64_t e, Value value) {
-          return attn::emitVariantElement(
-              b, loc,
-              isScore ? attn::VariantKind::Score : attn::VariantKind::Mask,
-              op.getBody(), value, scale,
-              [&] { return positions.at(b, loc, m, n, half, e); },
-              adaptor.getCaptures(), positions.frame, lowerMathOp);
-        });
-    rewriter.replaceOp(op, result);
+    auto perElement = [&](OpBuilder &nb) {
+      return mapAccumulator(
+          nb, loc, adaptor.getScores(), positions.shape,
+          [&](int64_t m, int64_t n, int64_t half, int64_t e, Value value) {
+            return attn::emitVariantElement(
+                nb, loc,
+                isScore ? attn::VariantKind::Score : attn::VariantKind::Mask,
+                op.getBody(), value, scale,
+                [&] { return positions.at(nb, loc, m, n, half, e); },
+                adaptor.getCaptures(), positions.frame, lowerMathOp);
+          });
+    };
+    if (isScore || !attn::maskRegionIsClassifiable(op.getBody())) {
+      rewriter.replaceOp(op, perElement(b));
+      return success();
+    }
+    rewriter.replaceOp(op, classifiedMask(b, loc, op, adaptor, positions,
+                                          perElement));
     return success();
+  }
+
+  /// A mask_mod classified over the warp's rows and the whole tile first
+  /// (uniform over the warp): rows it hides entirely get -inf, rows it
+  /// sees entirely keep their scores, and only the others run the region
+  /// per element.
+  Value classifiedMask(OpBuilder &b, Location loc, OpTy op,
+                       typename OpTy::Adaptor adaptor,
+                       const ElementPositions &positions,
+                       function_ref<Value(OpBuilder &)> perElement) const {
+    const FragmentShape &shape = positions.shape;
+    Value rowsPerWarp = indexConstant(b, loc, shape.rowsPerWarp);
+    Value firstRow =
+        arith::MulIOp::create(b, loc, positions.thread.warp, rowsPerWarp);
+    Value zero = indexConstant(b, loc, 0);
+    int64_t cols = op.getScores().getType().getShape()[1];
+    attn::MaskRanges ranges = positions.frame.rangesOf(
+        b, loc, firstRow, shape.rowsPerWarp, zero, cols);
+    ranges.captures = llvm::to_vector(adaptor.getCaptures());
+    std::optional<attn::MaskVerdict> verdict =
+        attn::classifyMaskRegion(b, loc, op.getBody(), ranges);
+    Value scores = adaptor.getScores();
+    Value partial = arith::AndIOp::create(b, loc, verdict->maySee,
+                                          verdict->mayHide);
+    auto branch = scf::IfOp::create(b, loc, TypeRange{scores.getType()},
+                                    partial, /*withElse=*/true);
+    OpBuilder then = branch.getThenBodyBuilder();
+    Value masked = perElement(then);
+    scf::YieldOp::create(then, loc, masked);
+    OpBuilder otherwise = branch.getElseBodyBuilder();
+    scf::YieldOp::create(otherwise, loc, scores);
+    auto vectorType = cast<VectorType>(scores.getType());
+    Value hidden = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(
+                    vectorType,
+                    b.getFloatAttr(vectorType.getElementType(),
+                                   -std::numeric_limits<float>::infinity())));
+    return arith::SelectOp::create(b, loc, verdict->maySee,
+                                   branch.getResult(0), hidden);
   }
 };
 

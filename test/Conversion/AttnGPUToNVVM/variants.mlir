@@ -1,5 +1,6 @@
 // Variant regions on an accumulator tile (hand-written attngpu): each
-// element a thread holds runs the region with its clamped positions; math
+// element a thread holds runs the region with its clamped positions (a
+// mask_mod only where its interval form leaves the warp's rows partial); math
 // becomes instructions (tanh.approx, ex2/lg2.approx, LLVM intrinsics),
 // never a libdevice (__nv_*) call.
 // RUN: attn-opt %s --attngpu-allocate-shared --attngpu-insert-barriers --convert-attngpu-to-nvvm | FileCheck %s --check-prefix=NVVM
@@ -71,9 +72,22 @@ module attributes {gpu.container_module} {
 // NVVM: nvvm.inline_ptx "sqrt.rn.f32 $0, $1;"
 // NVVM: nvvm.inline_ptx "cvt.rmi.f32.f32 $0, $1;"
 // NVVM: llvm.intr.fma
-// NVVM: arith.minsi
-// NVVM: arith.cmpi slt
-// NVVM: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// The mask_mod's interval form over the warp's 16 rows and the 64 keys
+// first (warp-uniform): only a partly seen tile runs the region per
+// element; a hidden one becomes -inf.
+// (|q - kv| < kv_len: maySee = lo(|q - kv|) < kv_len, mayHide =
+// hi(|q - kv|) >= kv_len.)
+// NVVM: %[[SEE:.+]] = arith.cmpi slt, %{{[0-9]+}}, %{{[0-9]+}} : i64
+// NVVM-NEXT: %[[HIDE:.+]] = arith.cmpi sge, %{{[0-9]+}}, %{{[0-9]+}} : i64
+// NVVM-NEXT: %[[PARTIAL:.+]] = arith.andi %[[SEE]], %[[HIDE]] : i1
+// NVVM: %[[TILE:.+]] = scf.if %[[PARTIAL]] -> (vector<8x2x2xf32>)
+// NVVM:   arith.minsi
+// NVVM:   arith.cmpi slt
+// NVVM:   arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// NVVM: } else {
+// NVVM:   scf.yield %{{.+}} : vector<8x2x2xf32>
+// NVVM: %[[HIDDEN:.+]] = arith.constant dense<0xFF800000> : vector<8x2x2xf32>
+// NVVM: arith.select %[[SEE]], %[[TILE]], %[[HIDDEN]] : vector<8x2x2xf32>
 
 // PTX: .entry
 // PTX-NOT: __nv_
