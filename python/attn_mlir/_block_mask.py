@@ -140,8 +140,9 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
                 mask_mod(bs, hs, rows.reshape(1, 1, -1, 1), keys),
                 device=device).to(torch.bool).expand(nb, nh, len(rows),
                                                       KV_LEN)
-            any_row = seen.any(dim=2).to(torch.uint8)
-            has = any_row.any(dim=-1)
+            seen_any = seen.any(dim=2)
+            has = seen_any.any(dim=-1)
+            any_row = seen_any.to(torch.uint8)  # (argmax takes no bool)
             first = any_row.argmax(dim=-1)
             last = KV_LEN - any_row.flip(-1).argmax(dim=-1)
             zero = torch.zeros_like(first)
