@@ -516,12 +516,12 @@ _VARIANTS_DOC = """
     alibi_slopes (float [H] or [B, H], numpy or torch like q) adds
     -slope[h] * |i + SKV - SQ - j| after the softcap, before score_mod.
     The LSE is that of the modified, masked scores; a query seeing no key
-    gives output 0 and LSE -inf. block_mask (flash_attention and
-    flash_attention_varlen): a BlockMask from
+    gives output 0 and LSE -inf. block_mask: a BlockMask from
     create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN), built once and
     reused with the same mask_mod: key blocks outside the ranges it holds
     are skipped (for masks on captured data, which the compiler cannot
-    bound by itself)."""
+    bound by itself); in a KV-cache call built over the cache's capacity
+    (q_idx counts from its start)."""
 
 
 def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
@@ -616,7 +616,7 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
                                  num_splits=0, validate=False,
                                  window_size=(-1, -1), softcap=0.0,
                                  score_mod=None, mask_mod=None,
-                                 alibi_slopes=None):
+                                 alibi_slopes=None, block_mask=None):
     """Attention of new queries over a KV cache, as flash_attn's
     flash_attn_with_kvcache: q [B, SQ, H, D], k_cache / v_cache
     [B, S_max, HKV, D] (HKV dividing H), cache_seqlens [B] (int32, or int64
@@ -653,7 +653,7 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
     scale, causal_code = _flash_attn_options(scale, softmax_scale,
                                              num_splits, causal)
     variants = _check_variants(window_size, softcap, score_mod, mask_mod,
-                               alibi_slopes)
+                               alibi_slopes, block_mask)
     adapter = _adapter_for(q, k_cache, v_cache)
     B = q.shape[0] if q.ndim == 4 else None
     lens = adapter.indices(cache_seqlens, "cache_seqlens", q)
@@ -707,6 +707,11 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
         _check_cache_indices(adapter.host(lens), capacity,
                              table is not None and adapter.host(table),
                              page_size, k_cache.shape[0])
+    if block_mask is not None and capacity is not None and q.ndim == 4:
+        # q_idx counts from the start of the cache: positions up to the
+        # capacity.
+        block_mask.check_for(B, q.shape[2], int(capacity), int(capacity),
+                             "flash_attention_with_kvcache")
     if k is not None and capacity is not None:
         for new, cache in ((k, k_cache), (v, v_cache)):
             adapter.write_rows(cache, new, old_lens, table, page_size,

@@ -633,6 +633,8 @@ def _trace_body(fn, kind, captures, block_mask=None):
         # kv_start[b, h, qb] <= kv_idx < kv_end[b, h, qb], qb the query's
         # block: true wherever the mask sees a key (the ranges were built
         # from it), and what bounds the key loop.
+        # A query before the start of a KV cache (q_idx < 0, which the
+        # ranges never saw) is not restricted.
         b, h, q_idx, kv_idx = params
         starts = _CapturedArray(t, captures, block_mask.kv_start,
                                 "block_mask.kv_start")
@@ -642,7 +644,8 @@ def _trace_body(fn, kind, captures, block_mask=None):
         after = kv_idx >= starts[b, h, block]
         before = kv_idx < ends[b, h, block]
         inside = after & before
-        result = result & inside
+        unknown = q_idx < 0
+        result = result & (inside | unknown)
     lines = list(t.lines)
 
     def text(captures):  # once every function has added its captures

@@ -176,3 +176,43 @@ def test_torch_cpu_tensors():
         q, k, v, None,
         mask_mod=lambda b, h, qi, ki: np_docs[qi] == np_docs[ki])
     assert reference.rel_l2(out.numpy(), ref_out) <= 1e-5
+
+
+@pytest.mark.parametrize("page_size", [0, 16])
+@pytest.mark.parametrize("causal", [None, True])
+def test_kvcache_documents(page_size, causal):
+    # q_idx counts from the start of the cache, so the block mask covers
+    # the capacity; a sequence shorter than the queries puts some of them
+    # before the cache (q_idx < 0): those rows are not restricted.
+    B, SQ, H, HKV, S, D = 3, 40, 4, 2, 320, 32
+    lens = np.array([320, 7, 150], dtype=np.int32)
+    docs = np.stack([documents(S, 5) for _ in range(B)])
+
+    def mask(b, h, q_idx, kv_idx):
+        return docs[b, q_idx] == docs[b, kv_idx]
+
+    bm = attn_mlir.create_block_mask(mask, B, None, S, S, BLOCK_SIZE=32)
+    q = RNG.standard_normal((B, SQ, H, D)).astype(np.float32)
+    k = RNG.standard_normal((B, S, HKV, D)).astype(np.float32)
+    v = RNG.standard_normal((B, S, HKV, D)).astype(np.float32)
+    kw = dict(cache_seqlens=lens, causal=causal, return_lse=True,
+              mask_mod=mask, block_mask=bm)
+    if page_size:
+        per = S // page_size
+        table = np.arange(B * per, dtype=np.int32).reshape(B, per)
+        out, lse = attn_mlir.flash_attention_with_kvcache(
+            q, k.reshape(B * per, page_size, HKV, D),
+            v.reshape(B * per, page_size, HKV, D), block_table=table, **kw)
+    else:
+        out, lse = attn_mlir.flash_attention_with_kvcache(q, k, v, **kw)
+    for b, n in enumerate(lens):
+        t = lambda x: x[b:b + 1].transpose(0, 2, 1, 3)  # noqa: E731
+        ref_out, ref_lse = reference.attention(
+            t(q), t(k[:, :n]), t(v[:, :n]),
+            "bottom_right" if causal else None, mask_mod=mask, b_offset=b,
+            q_offset=int(n) - SQ)
+        assert reference.rel_l2(t(out), ref_out) <= 1e-5, f"sequence {b}"
+        finite = np.isfinite(ref_lse)
+        assert np.array_equal(np.isfinite(lse[b:b + 1]), finite)
+        assert reference.rel_l2(lse[b:b + 1][finite], ref_lse[finite]) \
+            <= 1e-5, f"sequence {b} lse"
