@@ -89,7 +89,13 @@ typedef struct attn_variant_spec {
    *  %q_idx: i32, %kv_idx: i32) -> f32 on the scaled score, after softcap;
    *  mask_mod (%b: i32, %h: i32, %q_idx: i32, %kv_idx: i32) -> i1, true
    *  where the key is seen, and'ed with causal and the window. Straight-line
-   *  arith and math; errors name the line. */
+   *  arith and math; errors name the line. Key blocks a mask_mod provably
+   *  hides from a tile's queries are skipped when its integer arithmetic
+   *  bounds them (windows, causal, prefixes). A mask on captured data
+   *  (document ids) skips blocks through key ranges per block of BS query
+   *  rows, two more i32 captures start/end [B or 1, H or 1, blocks] and'ed
+   *  in as start[b, h, q / BS] <= kv < end[b, h, q / BS] (what Python's
+   *  create_block_mask builds; docs/embedding.md). */
   const char *score_mod_mlir;
   const char *mask_mod_mlir;
   /** Tensors the functions read (at most 8), each ATTN_CAPTURE_F32 or
