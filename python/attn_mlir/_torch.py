@@ -121,7 +121,8 @@ def traced_variant(variants, like):
     kernel key; returns a TracedVariant with its arrays as tensors on
     `like`'s device."""
     name = "v" + hashlib.sha1(repr(variants.key).encode()).hexdigest()[:24]
-    _variants_by_name.setdefault(name, variants)
+    # (Kept without this call's arrays: the registry lives for the process.)
+    _variants_by_name.setdefault(name, variants.with_arrays([]))
     captures = [_tensor_adapter.capture(like, a, e) for a, e in
                 zip(variants.arrays, variants.elements())]
     return TracedVariant(name, captures)
@@ -505,9 +506,10 @@ def _run_mod(q, k, v, variant, captures, causal, scale, layout, with_lse,
     if template is None:
         raise ValueError(f"unknown variant {variant!r}: variants are traced "
                          f"in this process (attn_mlir.trace_variant)")
-    if len(captures) != len(template.arrays):
-        raise ValueError(f"variant {variant} reads {len(template.arrays)} "
-                         f"captured tensors, got {len(captures)}")
+    expected = len(template.elements())
+    if len(captures) != expected:
+        raise ValueError(f"variant {variant} reads {expected} captured "
+                         f"tensors, got {len(captures)}")
     variants = template.with_arrays(list(captures))
     result = _flash_attention_arrays(
         q, k, v, _CAUSAL_CODES[causal], scale, layout, with_lse, num_splits,

@@ -117,3 +117,8 @@ def test_misuse():
         torch.ops.attn_mlir.flash_attention_mod(tq, tk, tv, "vnone", [])
     with pytest.raises(ValueError, match="no variant given"):
         attn_mlir.trace_variant()
+    ids = torch.zeros(230, dtype=torch.int32)
+    reads = attn_mlir.trace_variant(
+        mask_mod=lambda b, h, qi, ki: ids[ki] == 0)
+    with pytest.raises(ValueError, match="reads 1 captured tensors, got 0"):
+        torch.ops.attn_mlir.flash_attention_mod(tq, tk, tv, reads.name, [])
