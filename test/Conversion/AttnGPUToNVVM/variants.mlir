@@ -44,7 +44,10 @@ module attributes {gpu.container_module} {
         %r = math.sqrt %a : f32
         %f = math.floor %r : f32
         %y = math.fma %f, %th, %x : f32
-        attn.yield %y : f32
+        %e2 = math.exp2 %y : f32
+        %l2 = math.log2 %e2 : f32
+        %c = math.ceil %l2 : f32
+        attn.yield %c : f32
       }
       %u = attngpu.mask_mod %t at (%c0, %c0) rows [%c0, %n) cols [%c0, %n)
           lengths (%n, %n) : !acc {
@@ -72,6 +75,9 @@ module attributes {gpu.container_module} {
 // NVVM: nvvm.inline_ptx "sqrt.rn.f32 $0, $1;"
 // NVVM: nvvm.inline_ptx "cvt.rmi.f32.f32 $0, $1;"
 // NVVM: llvm.intr.fma
+// NVVM: nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// NVVM: nvvm.inline_ptx "lg2.approx.ftz.f32 $0, $1;"
+// NVVM: nvvm.inline_ptx "cvt.rpi.f32.f32 $0, $1;"
 // The mask_mod's interval form over the warp's 16 rows and the 64 keys
 // first (warp-uniform): only a partly seen tile runs the region per
 // element; a hidden one becomes -inf.

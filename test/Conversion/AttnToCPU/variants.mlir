@@ -138,3 +138,42 @@ func.func @capture(%s: tensor<64x32xf32>, %b: index, %h: index,
   }
   return %u : tensor<64x32xf32>
 }
+
+// -----
+
+// Unsigned division and remainder guard a zero divisor only (no -1 case);
+// ceildivsi guards both, as divsi. (The mask reads a divisor the interval
+// form cannot bound, so no tile check either.)
+// CHECK-LABEL: func.func @unsigned_and_ceil
+// CHECK-NOT: scf.if
+// CHECK: linalg.generic
+// CHECK:   %[[Z1:.+]] = arith.cmpi eq, %[[D:.+]], %c0_i32
+// CHECK:   %[[S1:.+]] = arith.select %[[Z1]], %c1_i32, %[[D]]
+// CHECK:   %[[Q:.+]] = arith.divui %{{.+}}, %[[S1]]
+// CHECK:   %[[Q0:.+]] = arith.select %[[Z1]], %c0_i32, %[[Q]]
+// CHECK:   %[[Z2:.+]] = arith.cmpi eq, %[[D]], %c0_i32
+// CHECK:   %[[S2:.+]] = arith.select %[[Z2]], %c1_i32, %[[D]]
+// CHECK:   %[[R:.+]] = arith.remui %[[Q0]], %[[S2]]
+// CHECK:   %[[R0:.+]] = arith.select %[[Z2]], %c0_i32, %[[R]]
+// CHECK:   %[[Z3:.+]] = arith.cmpi eq, %[[D]], %c0_i32
+// CHECK:   %[[M3:.+]] = arith.cmpi eq, %[[D]], %c-1_i32
+// CHECK:   %[[B3:.+]] = arith.ori %[[Z3]], %[[M3]]
+// CHECK:   %[[S3:.+]] = arith.select %[[B3]], %c1_i32, %[[D]]
+// CHECK:   %[[C:.+]] = arith.ceildivsi %[[R0]], %[[S3]]
+// CHECK:   %[[NEG:.+]] = arith.subi %c0_i32, %[[R0]]
+// CHECK:   %[[C1:.+]] = arith.select %[[M3]], %[[NEG]], %[[C]]
+// CHECK:   arith.select %[[Z3]], %c0_i32, %[[C1]]
+func.func @unsigned_and_ceil(%s: tensor<64x32xf32>, %b: index, %h: index,
+                    %m0: index, %ql: index, %n0: index, %kl: index) -> tensor<64x32xf32> {
+  %u = attn.mask_mod %s at (%b, %h) rows [%m0, %ql) cols [%n0, %kl)
+      lengths (%ql, %kl) : tensor<64x32xf32> {
+  ^bb0(%bb: i32, %hh: i32, %qi: i32, %kvi: i32):
+    %d = arith.divui %qi, %kvi : i32
+    %r = arith.remui %d, %kvi : i32
+    %c = arith.ceildivsi %r, %kvi : i32
+    %zero = arith.constant 0 : i32
+    %seen = arith.cmpi eq, %c, %zero : i32
+    attn.yield %seen : i1
+  }
+  return %u : tensor<64x32xf32>
+}
