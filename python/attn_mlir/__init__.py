@@ -558,6 +558,12 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
                             "score_mod, mask_mod, window_size, softcap, "
                             "alibi_slopes and block_mask: pass them to "
                             "trace_variant")
+        traced_mask = getattr(variant, "block_mask", None)
+        if traced_mask is not None:
+            _check_layout(layout)
+            seq = 2 if layout == "bhsd" else 1
+            traced_mask.check_for(q.shape[0], q.shape[3 - seq], q.shape[seq],
+                                  k.shape[seq], "flash_attention", q)
         return (_torch_front or _load_torch_front()).flash_attention_mod(
             q, k, v, variant, causal, scale, layout, return_lse, num_splits)
     if block_mask is not None:
@@ -565,7 +571,7 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
         _check_layout(layout)
         seq = 2 if layout == "bhsd" else 1
         block_mask.check_for(q.shape[0], q.shape[3 - seq], q.shape[seq],
-                             k.shape[seq], "flash_attention")
+                             k.shape[seq], "flash_attention", q)
     if _is_torch(q) or _is_torch(k) or _is_torch(v):
         front = _torch_front or _load_torch_front()
         if defaults:
@@ -606,7 +612,9 @@ def trace_variant(*, score_mod=None, mask_mod=None, window_size=(-1, -1),
     if variants is None:
         raise ValueError("trace_variant: no variant given (score_mod, "
                          "mask_mod, window_size, softcap, alibi_slopes)")
-    return front.traced_variant(variants, torch.empty(0, device=device))
+    traced = front.traced_variant(variants, torch.empty(0, device=device))
+    traced.block_mask = block_mask  # checked against each call's shapes
+    return traced
 
 
 def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
@@ -711,7 +719,7 @@ def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,
         # q_idx counts from the start of the cache: positions up to the
         # capacity.
         block_mask.check_for(B, q.shape[2], int(capacity), int(capacity),
-                             "flash_attention_with_kvcache")
+                             "flash_attention_with_kvcache", q)
     if k is not None and capacity is not None:
         for new, cache in ((k, k_cache), (v, v_cache)):
             adapter.write_rows(cache, new, old_lens, table, page_size,
@@ -807,10 +815,16 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
                 raise ValueError(f"sequence {int(steps.argmax())} has "
                                  f"{int(steps.max())} queries, more than "
                                  f"max_seqlen_q = {max_seqlen_q}")
+            if name == "cu_seqlens_k" and block_mask is not None and \
+                    len(steps) and steps.max() > max_seqlen_k:
+                # (The block mask's lengths are checked against it.)
+                raise ValueError(f"sequence {int(steps.argmax())} has "
+                                 f"{int(steps.max())} keys, more than "
+                                 f"max_seqlen_k = {max_seqlen_k}")
     if block_mask is not None:
         block_mask.check_for(cus[0].shape[0] - 1, q.shape[1],
                              int(max_seqlen_q), int(max_seqlen_k),
-                             "flash_attention_varlen")
+                             "flash_attention_varlen", q)
     cus = [adapter.contiguous_int32(cu) for cu in cus]
     result = _flash_attention_arrays(
         q[None], k[None], v[None], causal_code, scale, "bshd", return_lse,

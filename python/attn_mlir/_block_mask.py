@@ -24,13 +24,14 @@ class BlockMask:
     `build_ms` is the time create_block_mask took (milliseconds)."""
 
     __slots__ = ("kv_start", "kv_end", "block_size", "q_len", "kv_len",
-                 "build_ms")
+                 "build_ms", "batch", "heads")
 
     def __init__(self, kv_start, kv_end, block_size, q_len, kv_len,
-                 build_ms):
+                 build_ms, batch=None, heads=None):
         self.kv_start, self.kv_end = kv_start, kv_end
         self.block_size, self.q_len, self.kv_len = block_size, q_len, kv_len
         self.build_ms = build_ms
+        self.batch, self.heads = batch, heads  # None: built for any
 
     @property
     def shape(self):
@@ -50,18 +51,33 @@ class BlockMask:
                 f", q_len={self.q_len}, kv_len={self.kv_len}, "
                 f"build_ms={self.build_ms:.2f})")
 
-    def check_for(self, batch, heads, q_len, kv_len, what):
-        """Raises ValueError unless the mask covers a call of `batch`
-        sequences, `heads` query heads and these lengths."""
-        b, h, _ = self.shape
-        if b not in (1, batch) or h not in (1, heads):
-            raise ValueError(f"{what}: block_mask was built for B={b}, "
-                             f"H={h}; the call has B={batch}, H={heads} "
-                             f"(build with these, or None for 1)")
+    def check_for(self, batch, heads, q_len, kv_len, what, like=None):
+        """Raises unless the mask covers a call of `batch` sequences,
+        `heads` query heads and these lengths, its arrays of the kind of
+        `like` (numpy or torch on its device)."""
+        if self.batch not in (None, batch) or self.heads not in (None, heads):
+            raise ValueError(f"{what}: block_mask was built for B="
+                             f"{self.batch}, H={self.heads}; the call has B="
+                             f"{batch}, H={heads} (build with these, or "
+                             f"None where the mask reads no b or h)")
         if self.q_len < q_len or self.kv_len < kv_len:
             raise ValueError(f"{what}: block_mask was built for Q_LEN="
                              f"{self.q_len}, KV_LEN={self.kv_len}; the call "
                              f"has {q_len} queries and {kv_len} keys")
+        if like is not None:
+            torch_call = type(like).__module__.startswith("torch")
+            torch_mask = type(self.kv_start).__module__.startswith("torch")
+            if torch_call != torch_mask:
+                raise TypeError(
+                    f"{what}: block_mask was built with "
+                    f"{'torch' if torch_mask else 'numpy (device=None)'} "
+                    f"for a {'torch' if torch_call else 'numpy'} call: "
+                    f"build it with create_block_mask(..., device="
+                    f"{'q.device' if torch_call else 'None'})")
+            if torch_call and self.kv_start.device != like.device:
+                raise ValueError(f"{what}: block_mask is on "
+                                 f"{self.kv_start.device}, q on "
+                                 f"{like.device}")
 
 
 def _reads(text, name):
@@ -82,7 +98,10 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
     `device`: pass the result as `block_mask=` to calls with the same
     mask_mod and inputs of those sizes (numpy calls take the numpy one,
     torch calls the torch one). Returns a BlockMask (`build_ms` says how
-    long this took)."""
+    long this took). It is a snapshot: rebuild it when the mask or the
+    data it reads (document ids) change; calls do not check that it came
+    from their mask_mod. BLOCK_SIZE: at least half the kernel's query
+    tile (64 and 128 rows on GPUs) for the ranges to skip anything."""
     for name, value in (("Q_LEN", Q_LEN), ("KV_LEN", KV_LEN),
                         ("BLOCK_SIZE", BLOCK_SIZE)):
         if isinstance(value, bool) or not isinstance(value, int) or \
@@ -151,4 +170,5 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
         if torch.device(device).type == "cuda":
             torch.cuda.synchronize(device)
     build_ms = (time.perf_counter() - start_time) * 1e3
-    return BlockMask(kv_start, kv_end, BLOCK_SIZE, Q_LEN, KV_LEN, build_ms)
+    return BlockMask(kv_start, kv_end, BLOCK_SIZE, Q_LEN, KV_LEN, build_ms,
+                     B, H)

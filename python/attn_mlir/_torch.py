@@ -68,9 +68,9 @@ GRAD_MESSAGE = (
 # The Python entry point (attn_mlir.flash_attention with torch tensors)
 # --------------------------------------------------------------------------
 
-def flash_attention(q, k, v, causal, scale, layout, return_lse, num_splits=0):
-    """attn_mlir.flash_attention's options checked and normalised, then the
-    operator. Kept small: torch.compile traces it."""
+def _front_options(q, k, v, causal, scale, layout, return_lse):
+    """The Python entry points' options checked and normalised: (causal
+    name, scale, with_lse)."""
     if not (isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and
             isinstance(v, torch.Tensor)):
         raise TypeError("q, k and v must all be torch tensors or all be "
@@ -82,7 +82,14 @@ def flash_attention(q, k, v, causal, scale, layout, return_lse, num_splits=0):
     if return_lse is not False and not _is_flag(return_lse):
         raise TypeError(f"return_lse must be True or False, not "
                         f"{return_lse!r}")
-    with_lse = bool(return_lse)
+    return causal, scale, bool(return_lse)
+
+
+def flash_attention(q, k, v, causal, scale, layout, return_lse, num_splits=0):
+    """attn_mlir.flash_attention's options checked and normalised, then the
+    operator. Kept small: torch.compile traces it."""
+    causal, scale, with_lse = _front_options(q, k, v, causal, scale, layout,
+                                             return_lse)
     if _plain_call(q, k, v):
         # What the dispatcher would reach for plain tensors outside any
         # mode, trace or transform: the Autograd kernel (grad checks, then
@@ -107,10 +114,11 @@ class TracedVariant:
     outside a torch.compile'd function, passing it as `variant=` keeps the
     call in one graph (fullgraph=True)."""
 
-    __slots__ = ("name", "captures")
+    __slots__ = ("name", "captures", "block_mask")
 
-    def __init__(self, name, captures):
+    def __init__(self, name, captures, block_mask=None):
         self.name, self.captures = name, captures
+        self.block_mask = block_mask
 
     def __repr__(self):
         return f"TracedVariant({self.name}, {len(self.captures)} captures)"
@@ -142,18 +150,12 @@ def flash_attention_mod(q, k, v, variant, causal, scale, layout, return_lse,
                         num_splits=0):
     """attn_mlir.flash_attention with variants (a TracedVariant): its
     options checked, then the operator."""
-    if not (isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and
-            isinstance(v, torch.Tensor)):
-        raise TypeError("q, k and v must all be torch tensors or all be "
-                        "numpy arrays")
-    _check_layout(layout)
-    causal = _lookup_causal(causal, _CAUSAL_NAMES)
-    if scale is not None:
-        scale = _check_scale(scale)
-    if return_lse is not False and not _is_flag(return_lse):
-        raise TypeError(f"return_lse must be True or False, not "
-                        f"{return_lse!r}")
-    if return_lse:
+    if not isinstance(variant, TracedVariant):
+        raise TypeError(f"variant must come from attn_mlir.trace_variant, "
+                        f"not {type(variant).__name__}")
+    causal, scale, with_lse = _front_options(q, k, v, causal, scale, layout,
+                                             return_lse)
+    if with_lse:
         return _op_mod_lse(q, k, v, variant.name, variant.captures, causal,
                            scale, layout, num_splits)
     return _op_mod(q, k, v, variant.name, variant.captures, causal, scale,
@@ -688,6 +690,11 @@ def _autograd_lse(q, k, v, causal="none", scale=None, layout="bhsd",
 def _autograd_mod_run(q, k, v, variant, captures, causal, scale, layout,
                       with_lse, num_splits):
     _refuse(q, k, v)
+    if torch.is_grad_enabled() and any(c.requires_grad for c in captures):
+        raise RuntimeError(
+            "attn_mlir.flash_attention has no backward yet: a tensor the "
+            "score_mod / mask_mod captures requires grad while grad mode is "
+            "on, and it would silently get no gradient")
     with _below_autograd():
         op = _op_mod_lse if with_lse else _op_mod
         return op(q, k, v, variant, captures, causal, scale, layout,

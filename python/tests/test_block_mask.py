@@ -3,7 +3,7 @@ query rows built once from a mask_mod and reused, so masks on captured
 data (document ids) skip the key blocks no query of a tile sees. On the
 CPU target against the float64 reference evaluating the same functions:
 document masks from sorted random ids through flash_attention (both
-layouts, GQA, three dtypes, causal, LSE) and flash_attention_varlen
+layouts, GQA, f32 and f16, causal, LSE) and flash_attention_varlen
 (ragged sequences, ids per sequence); reuse without recompiling; skipped
 blocks really skipped (values there NaN, which any visit would spread:
 without the block mask the same call shows it); build errors."""
@@ -151,12 +151,25 @@ def test_errors():
     bh = attn_mlir.create_block_mask(per_head, 1, 3, 100, 100)
     with pytest.raises(ValueError, match="built for B=1, H=3"):
         attn_mlir.flash_attention(q, q, q, mask_mod=per_head, block_mask=bh)
+    # B=1 given is one sequence's ranges, not a broadcast (None is).
+    two = RNG.standard_normal((2, 3, 100, 32)).astype(np.float32)
+    with pytest.raises(ValueError, match="built for B=1, H=3; the call has "
+                                         "B=2"):
+        attn_mlir.flash_attention(two, two, two, mask_mod=per_head,
+                                  block_mask=bh)
+    # varlen: keys past max_seqlen_k would pass the block mask's check.
+    cu = np.array([0, 100], dtype=np.int32)
+    packed = q[0].transpose(1, 0, 2).copy()
+    with pytest.raises(ValueError, match="100 keys, more than max_seqlen_k"):
+        attn_mlir.flash_attention_varlen(
+            packed, packed, packed, cu, cu, max_seqlen_q=100,
+            max_seqlen_k=50, mask_mod=mask, block_mask=bm)
 
 
 def test_torch_cpu_tensors():
     # A block mask built with torch (device="cpu") for torch inputs, the
-    # captured ids a torch tensor too (torch.compile stays out: calls with
-    # variants run eagerly).
+    # captured ids a torch tensor too (through the operator
+    # attn_mlir::flash_attention_mod; test_torch_variants.py compiles it).
     torch = pytest.importorskip("torch")
     S = 260
     docs = torch.from_numpy(documents(S, 5))
@@ -216,3 +229,31 @@ def test_kvcache_documents(page_size, causal):
         assert np.array_equal(np.isfinite(lse[b:b + 1]), finite)
         assert reference.rel_l2(lse[b:b + 1][finite], ref_lse[finite]) \
             <= 1e-5, f"sequence {b} lse"
+
+
+def test_torch_kinds_and_trace_variant():
+    torch = pytest.importorskip("torch")
+    S = 200
+    docs = torch.from_numpy(documents(S, 4))
+
+    def mask(b, h, q_idx, kv_idx):
+        return docs[q_idx] == docs[kv_idx]
+
+    q = torch.from_numpy(RNG.standard_normal((1, 2, S, 32)).astype(
+        np.float32))
+    nd = docs.numpy()
+    numpy_mask = attn_mlir.create_block_mask(
+        lambda b, h, qi, ki: nd[qi] == nd[ki], None, None, S, S)
+    with pytest.raises(TypeError, match="built with numpy"):
+        attn_mlir.flash_attention(q, q, q, mask_mod=mask,
+                                  block_mask=numpy_mask)
+    bm = attn_mlir.create_block_mask(mask, None, None, S, S, device="cpu")
+    traced = attn_mlir.trace_variant(mask_mod=mask, block_mask=bm)
+    out = attn_mlir.flash_attention(q, q, q, variant=traced)
+    ref_out, _ = reference.attention(
+        q.numpy(), q.numpy(), q.numpy(), None,
+        mask_mod=lambda b, h, qi, ki: nd[qi] == nd[ki])
+    assert reference.rel_l2(out.numpy(), ref_out) <= 1e-5
+    longer = torch.cat([q, q], dim=2)
+    with pytest.raises(ValueError, match="built for Q_LEN=200"):
+        attn_mlir.flash_attention(longer, longer, longer, variant=traced)

@@ -207,6 +207,7 @@ def test_document_mask_with_block_mask():
                                      device="cuda")
     print(f"  {bm} visits {bm.visited_fraction():.3f}")
     first_hidden = -(-int(bm.kv_end.max()) // 256) * 256
+    assert first_hidden < SK, "the random documents left no hidden block"
     for dtype in (torch.bfloat16, torch.float16):
         q = randn(B, H, SQ, D, dtype=dtype)
         k = randn(B, HKV, SK, D, dtype=dtype)

@@ -122,3 +122,14 @@ def test_misuse():
         mask_mod=lambda b, h, qi, ki: ids[ki] == 0)
     with pytest.raises(ValueError, match="reads 1 captured tensors, got 0"):
         torch.ops.attn_mlir.flash_attention_mod(tq, tk, tv, reads.name, [])
+
+
+def test_captures_that_require_grad_are_refused():
+    _, (tq, tk, tv) = inputs()
+    bias = torch.zeros(230, requires_grad=True)
+    with pytest.raises(RuntimeError, match="captures requires grad"):
+        attn_mlir.flash_attention(
+            tq, tk, tv, score_mod=lambda s, b, h, qi, ki: s + bias[ki])
+    with torch.no_grad():
+        attn_mlir.flash_attention(
+            tq, tk, tv, score_mod=lambda s, b, h, qi, ki: s + bias[ki])

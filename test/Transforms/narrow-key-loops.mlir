@@ -26,11 +26,12 @@
 // CHECK: } do {
 // CHECK:   %[[MID:.+]] = arith.divui
 // The window's two comparisons on intervals: maySee = (kv_lo <= q_hi) and
-// (kv_hi >= q_lo - 100), the subtraction checked for i32 wraparound.
-// CHECK:   arith.subi %{{.+}}, %c100_i64 : i64
-// CHECK:   arith.cmpi slt, %{{.+}}, %c-2147483648_i64 : i64
-// CHECK:   %[[BEFORE:.+]] = arith.cmpi sle, %{{.+}} : i64
-// CHECK:   %[[AFTER:.+]] = arith.cmpi sge, %{{.+}} : i64
+// (q_lo - 100 <= kv_hi), the subtraction checked for i32 wraparound.
+// CHECK:   %[[QLO:.+]] = arith.subi %{{.+}}, %c100_i64 : i64
+// CHECK:   %[[WRAPS:.+]] = arith.cmpi slt, %[[QLO]], %c-2147483648_i64 : i64
+// CHECK:   %[[LOWER:.+]] = arith.select %{{.+}}, %c-2147483648_i64, %[[QLO]] : i64
+// CHECK:   %[[BEFORE:.+]] = arith.cmpi sle, %{{.+}}, %{{.+}} : i64
+// CHECK:   %[[AFTER:.+]] = arith.cmpi sle, %[[LOWER]], %{{.+}} : i64
 // CHECK:   %[[SEE:.+]] = arith.andi %[[BEFORE]], %[[AFTER]] : i1
 // CHECK:   arith.select %[[SEE]], %{{.+}}, %[[MID]] : index
 // CHECK:   arith.select %[[SEE]], %[[MID]], %{{.+}} : index

@@ -51,12 +51,13 @@ func.func @score_mod(%s: tensor<64x32xf32>, %sc: f32, %b: index, %h: index,
 // form over the tile's clamped rows and columns, MaskIntervals.h): a tile
 // hidden entirely becomes -inf, one seen entirely passes through, and only
 // the others run the region per element, its i1 selecting the score or
-// -inf. (q >= kv: maySee = q_hi >= kv_lo, mayHide = q_lo < kv_hi.)
+// -inf. (q >= kv is kv <= q: maySee = kv_lo <= q_hi, mayHide = kv_hi >
+// q_lo.)
 // CHECK-LABEL: func.func @mask_mod
 // CHECK-DAG: %[[NEGINF:.+]] = arith.constant dense<0xFF800000> : tensor<64x32xf32>
 // CHECK-DAG: %[[NEGINF1:.+]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[SEE:.+]] = arith.cmpi sge, %{{.+}}, %{{.+}} : i64
-// CHECK: %[[HIDE:.+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : i64
+// CHECK: %[[SEE:.+]] = arith.cmpi sle, %{{.+}}, %{{.+}} : i64
+// CHECK: %[[HIDE:.+]] = arith.cmpi sgt, %{{.+}}, %{{.+}} : i64
 // CHECK: %[[TILE:.+]] = scf.if %[[SEE]]
 // CHECK:   scf.if %[[HIDE]]
 // CHECK:     linalg.generic

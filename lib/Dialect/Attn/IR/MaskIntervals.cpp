@@ -372,6 +372,11 @@ private:
     default:
       break;
     }
+    // x > y is y < x, x >= y is y <= x.
+    if (predicate == P::sgt || predicate == P::sge) {
+      std::swap(x, y);
+      predicate = predicate == P::sgt ? P::slt : P::sle;
+    }
     Value t, f;
     switch (predicate) {
     case P::slt: // some x < some y; some x >= some y
@@ -381,14 +386,6 @@ private:
     case P::sle:
       t = e.cmp(P::sle, x.lo, y.hi);
       f = e.cmp(P::sgt, x.hi, y.lo);
-      break;
-    case P::sgt:
-      t = e.cmp(P::sgt, x.hi, y.lo);
-      f = e.cmp(P::sle, x.lo, y.hi);
-      break;
-    case P::sge:
-      t = e.cmp(P::sge, x.hi, y.lo);
-      f = e.cmp(P::slt, x.lo, y.hi);
       break;
     case P::eq:
     case P::ne: {
