@@ -92,8 +92,10 @@ std::string memoryKey(const AttentionSpec &spec, const Target &target,
 std::string diskKeyOf(std::string key, const Target &target) {
   if (target.kind == Target::Kind::Cpu)
     key += " host=" + mlir::attn::hostCpuDescription();
-  // Kernel files' keys, too, never mix planted and sound code.
-  if (std::string plant = maskPlantFromEnvironment(); !plant.empty())
+  // Kernel files' keys, too, never mix planted and sound code (a spec's
+  // memoryKey has it already).
+  if (std::string plant = maskPlantFromEnvironment();
+      !plant.empty() && key.find(" mask_plant=") == std::string::npos)
     key += " mask_plant=" + plant;
   return key + " compiler=" + compilerIdentity();
 }
@@ -143,6 +145,7 @@ bool compile(const AttentionSpec &spec, const Target &target,
   if (onGpu) {
     mlir::attn::GpuTarget gpu = schedule.gpu;
     gpu.chip = target.chip;
+    gpu.maskPlant = maskPlantFromEnvironment();
     auto ptx = mlir::attn::compileToPtx(*module, gpu);
     if (mlir::failed(ptx))
       return fail("lowering to PTX for " + target.chip + " failed");

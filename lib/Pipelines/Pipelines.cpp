@@ -213,6 +213,7 @@ LogicalResult mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
   pm.addPass(attngpu::createAttnGPUInsertBarriers());
   ConvertAttnGPUToNVVMOptions toNvvm;
   toNvvm.chip = chip->chip;
+  toNvvm.maskPlant = target.maskPlant;
   pm.addPass(createConvertAttnGPUToNVVM(toNvvm));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -41,7 +41,8 @@
 // CHECK: %[[KEPTEND:.+]] = arith.muli %[[KEPT]], %c64
 // CHECK: %[[END:.+]] = arith.minsi %[[SK]], %[[KEPTEND]]
 // CHECK: %[[START:.+]] = arith.minsi %[[FIRST]], %[[END]]
-// CHECK: %[[SKIPPED:.+]] = arith.divui %[[START]], %c64
+// CHECK: %[[FROM:.+]] = arith.maxsi %[[START]], %c0
+// CHECK: %[[SKIPPED:.+]] = arith.ceildivui %[[FROM]], %c64
 // CHECK: %[[ROWS:.+]] = arith.muli %[[SKIPPED]], %c64
 // CHECK: %[[MOVED:.+]] = attn.advance %[[PTR]], [%[[ROWS]], %c0]
 // CHECK: scf.for %{{.+}} = %[[START]] to %[[END]] step %c64 iter_args(%{{.+}} = %[[MOVED]], %{{.+}} = %[[INIT]])
@@ -165,4 +166,66 @@ func.func @counting(%m0: index, %sq: index, %sk: index, %b: index, %h: index, %i
     scf.yield %m, %n1 : !s, index
   }
   return %r#0, %r#1 : !s, index
+}
+
+// A loop from a lower bound other than 0 (a key split's): block k starts at
+// lb + 64 k, the loop restarts at lb + 64 P and the pointers advance by the
+// blocks skipped past lb.
+// CHECK-LABEL: func.func @split_range
+// CHECK-SAME: %[[LB:[^:]+]]: index, %[[UB:[^:]+]]: index)
+// CHECK: %[[SPAN:.+]] = arith.subi %[[UB]], %[[LB]]
+// CHECK: %[[PREFIX:.+]]:2 = scf.while
+// CHECK: %[[SKIPW:.+]] = arith.muli %[[PREFIX]]#0, %c64
+// CHECK: %[[FIRST:.+]] = arith.addi %[[LB]], %[[SKIPW]]
+// CHECK: %[[START:.+]] = arith.minsi %[[FIRST]], %[[END:.+]] : index
+// CHECK: %[[FROM:.+]] = arith.maxsi %[[START]], %[[LB]]
+// CHECK: %[[KEYS:.+]] = arith.subi %[[FROM]], %[[LB]]
+// CHECK: arith.ceildivui %[[KEYS]], %c64
+// CHECK: scf.for %{{.+}} = %[[START]] to %[[END]] step %c64
+func.func @split_range(%k: !k, %m0: index, %sq: index, %sk: index, %b: index, %h: index, %init: !s, %lb: index, %ub: index) -> !s {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %p = attn.make_block_ptr %k[%lb, %c0] dims = [0, 1] order = [1, 0] : !k -> !p
+  %r:2 = scf.for %n0 = %lb to %ub step %c64 iter_args(%ptr = %p, %acc = %init) -> (!p, !s) {
+    %m = attn.mask_mod %acc at(%b, %h) rows[%m0, %sq) cols[%n0, %sk) lengths(%sq, %sk) : !s {
+    ^bb0(%bi: i32, %hi: i32, %qi: i32, %kvi: i32):
+      %seen = arith.cmpi sle, %kvi, %qi : i32
+      attn.yield %seen : i1
+    }
+    %next = attn.advance %ptr, [%c64, %c0] : !p
+    scf.yield %next, %m : !p, !s
+  }
+  return %r#1 : !s
+}
+
+// Loops whose step is not the tile's width, or whose mask takes operands
+// computed in the loop, are left alone.
+// CHECK-LABEL: func.func @not_key_blocks
+// CHECK-NOT: scf.while
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-NOT: attn.narrowed_by_mask
+func.func @not_key_blocks(%m0: index, %sq: index, %sk: index, %b: index, %h: index, %init: !s) -> !s {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %r = scf.for %n0 = %c0 to %sk step %c32 iter_args(%acc = %init) -> (!s) {
+    %m = attn.mask_mod %acc at(%b, %h) rows[%m0, %sq) cols[%n0, %sk) lengths(%sq, %sk) : !s {
+    ^bb0(%bi: i32, %hi: i32, %qi: i32, %kvi: i32):
+      %seen = arith.cmpi sle, %kvi, %qi : i32
+      attn.yield %seen : i1
+    }
+    scf.yield %m : !s
+  }
+  %r2 = scf.for %n0 = %c0 to %sk step %c64 iter_args(%acc = %r) -> (!s) {
+    %row = arith.addi %m0, %c1 : index
+    %m = attn.mask_mod %acc at(%b, %h) rows[%row, %sq) cols[%n0, %sk) lengths(%sq, %sk) : !s {
+    ^bb0(%bi: i32, %hi: i32, %qi: i32, %kvi: i32):
+      %seen = arith.cmpi sle, %kvi, %qi : i32
+      attn.yield %seen : i1
+    }
+    scf.yield %m : !s
+  }
+  return %r2 : !s
 }

@@ -165,6 +165,12 @@ const Rule rules[] = {
      "%e = arith.constant -4 : i32\n %f = arith.ceildivsi %q, %e : i32\n"
      "%r = arith.cmpi sle, %d, %f : i32",
      false},
+    {"divide_by_minus_one",
+     "%c = arith.constant -1 : i32\n %d = arith.divsi %q, %c : i32\n"
+     "%m = arith.constant -2147483648 : i32\n %r0 = arith.remsi %kv, %m : i32\n"
+     "%f = arith.floordivsi %kv, %m : i32\n %s = arith.addi %r0, %f : i32\n"
+     "%r = arith.cmpi sgt, %d, %s : i32",
+     false},
     {"remsi",
      "%c = arith.constant 6 : i32\n %m = arith.remsi %q, %c : i32\n"
      "%e = arith.constant -4 : i32\n %n = arith.remsi %kv, %e : i32\n"

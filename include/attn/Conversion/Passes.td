@@ -101,7 +101,10 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attngpu-to-nvvm", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",
-           "NVIDIA chip the kernels are for (griddepcontrol from sm_90)">
+           "NVIDIA chip the kernels are for (griddepcontrol from sm_90)">,
+    Option<"maskPlant", "mask-plant", "std::string", /*default=*/"\"\"",
+           "negative controls only: a planted mask_mod classification "
+           "error ('partial-as-full' or 'partial-as-empty')">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -21,6 +21,9 @@ struct GpuTarget : GpuScheduleKnobs {
   std::string chip = "sm_90a";
   /// The PTX ISA version ("+ptx87"); empty: the chip's default.
   std::string features;
+  /// Negative controls only (ATTN_DEBUG_MASK_PLANT): the mask_mod
+  /// classification's planted error, in convert-attngpu-to-nvvm.
+  std::string maskPlant;
 };
 
 } // namespace mlir::attn

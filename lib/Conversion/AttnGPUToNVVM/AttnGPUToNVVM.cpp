@@ -318,7 +318,15 @@ struct ConvertAttnGPUToNVVMPass
     populateMmaToNVVMPatterns(converter, patterns);
     populateWgmmaToNVVMPatterns(converter, patterns);
     populateSoftmaxToNVVMPatterns(converter, patterns);
-    populateVariantsToNVVMPatterns(converter, patterns);
+    std::optional<attn::MaskPlant> plant = attn::parseMaskPlant(maskPlant);
+    if (!plant) {
+      module.emitError() << "convert-attngpu-to-nvvm: unknown mask plant '"
+                         << maskPlant
+                         << "' (expected 'partial-as-full' or "
+                            "'partial-as-empty')";
+      return signalPassFailure();
+    }
+    populateVariantsToNVVMPatterns(converter, patterns, *plant);
     populateStoreToNVVMPatterns(converter, patterns);
     // scf.for / scf.if / scf.yield carrying tiles and tokens.
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,

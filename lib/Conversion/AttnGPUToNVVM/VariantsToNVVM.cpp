@@ -111,7 +111,9 @@ struct ElementPositions {
 /// instructions lowerMathOp writes.)
 template <typename OpTy>
 struct VariantTileLowering : public OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+  VariantTileLowering(const TypeConverter &converter, MLIRContext *context,
+                      attn::MaskPlant plant)
+      : OpConversionPattern<OpTy>(converter, context), plant(plant) {}
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -161,7 +163,7 @@ struct VariantTileLowering : public OpConversionPattern<OpTy> {
         b, loc, firstRow, shape.rowsPerWarp, zero, cols);
     ranges.captures = llvm::to_vector(adaptor.getCaptures());
     std::optional<attn::MaskVerdict> verdict =
-        attn::classifyMaskRegion(b, loc, op.getBody(), ranges);
+        attn::classifyMaskRegion(b, loc, op.getBody(), ranges, plant);
     Value scores = adaptor.getScores();
     Value partial = arith::AndIOp::create(b, loc, verdict->maySee,
                                           verdict->mayHide);
@@ -181,12 +183,15 @@ struct VariantTileLowering : public OpConversionPattern<OpTy> {
     return arith::SelectOp::create(b, loc, verdict->maySee,
                                    branch.getResult(0), hidden);
   }
+
+  attn::MaskPlant plant;
 };
 
 } // namespace
 
 void mlir::attngpu::populateVariantsToNVVMPatterns(
-    const TypeConverter &converter, RewritePatternSet &patterns) {
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    attn::MaskPlant plant) {
   patterns.add<VariantTileLowering<ScoreModOp>, VariantTileLowering<MaskModOp>>(
-      converter, patterns.getContext());
+      converter, patterns.getContext(), plant);
 }

@@ -10,6 +10,7 @@
 #ifndef ATTN_CONVERSION_ATTNGPUTONVVM_ATTNGPUTONVVM_H
 #define ATTN_CONVERSION_ATTNGPUTONVVM_ATTNGPUTONVVM_H
 
+#include "attn/Dialect/Attn/IR/MaskIntervals.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::attngpu {
@@ -46,8 +47,10 @@ void populateWgmmaToNVVMPatterns(const TypeConverter &converter,
 void populateSoftmaxToNVVMPatterns(const TypeConverter &converter,
                                    RewritePatternSet &patterns);
 /// score_mod, mask_mod (variant regions per accumulator element).
-void populateVariantsToNVVMPatterns(const TypeConverter &converter,
-                                    RewritePatternSet &patterns);
+/// `plant`: MaskIntervals.h's negative controls (None in real use).
+void populateVariantsToNVVMPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    attn::MaskPlant plant = attn::MaskPlant::None);
 /// store.
 void populateStoreToNVVMPatterns(const TypeConverter &converter,
                                  RewritePatternSet &patterns);

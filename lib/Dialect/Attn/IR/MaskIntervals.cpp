@@ -3,8 +3,11 @@
 // Each value of the region gets an abstract value: an i32 integer becomes
 // an interval [lo, hi] held in i64 (so no rule overflows: every input is in
 // the i32 range and products of two stay below 2^62), an i1 becomes the
-// pair (mayTrue, mayFalse), anything else is unknown. Every rule is
-// inclusion-monotone, so the verdict holds for every pair in the ranges.
+// pair (mayTrue, mayFalse), anything else is unknown. Each rule is sound
+// (the real value of any point of its input intervals lies in its output),
+// so the verdict holds for every pair in the ranges; being monotone in its
+// inputs too, it lets the key-loop bisection find the longest hidden
+// prefix.
 //
 //===----------------------------------------------------------------------===//
 

@@ -148,10 +148,12 @@ public:
     // All hidden: an empty loop with lb == ub (never lb > ub).
     Value start = arith::MinSIOp::create(b, loc, first, end);
     // Block pointers start where the skipped iterations would have left
-    // them.
-    Value skippedKeys = arith::SubIOp::create(b, loc, start, lb);
+    // them: as many as start is blocks past lb (rounded up, for an empty
+    // loop ending at a ragged ub; none when ub < lb).
+    Value from = arith::MaxSIOp::create(b, loc, start, lb);
+    Value skippedKeys = arith::SubIOp::create(b, loc, from, lb);
     Value step = index(bn);
-    Value skipped = arith::DivUIOp::create(b, loc, skippedKeys, step);
+    Value skipped = arith::CeilDivUIOp::create(b, loc, skippedKeys, step);
     advancePointers(skipped);
     loop.setLowerBound(start);
     loop.setUpperBound(end);

@@ -48,9 +48,10 @@ enum class MaskPlant { None, PartialAsEmpty, PartialAsFull };
 /// elements (all indices single points but one, that of width 1: a tile
 /// within one or two blocks of a per-block table) is read at both ends
 /// and bounded by the two values; any other read is unknown, and so are
-/// floats and ops without a rule. Returns
-/// nullopt when the verdict is unknown whatever the ranges (nothing to
-/// gain from emitting it).
+/// floats and ops without a rule. Returns nullopt when the yielded value
+/// has no interval form at all (a float compare, an op without a rule);
+/// a verdict that only turns out unknown at run time (a wide capture read
+/// and'ed in) is still emitted.
 std::optional<MaskVerdict> classifyMaskRegion(OpBuilder &b, Location loc,
                                               Region &region,
                                               const MaskRanges &ranges,

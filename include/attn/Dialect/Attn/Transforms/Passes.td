@@ -97,9 +97,12 @@ def AttnNarrowKeyLoops : Pass<"attn-narrow-key-loops", "::mlir::func::FuncOp"> {
     searches in `scf.while` loops before the loop, about 2 log2(blocks)
     evaluations of the region's interval form. Exact for windows, causal
     and prefix masks; blocks hidden in the middle (holes) still run,
-    masked. Masks the analysis cannot bound (captured data, floats) leave
-    the loop alone. Runs before attn-causal-split, whose split takes any
-    lower bound.
+    masked. Masks without an interval form (float compares, captured
+    floats) leave the loop alone; an i32 capture read is bounded where a
+    tile's rows and the searched keys index at most two neighbouring
+    elements (per-block key ranges: Python's block masks), unknown
+    elsewhere. Runs before attn-causal-split, whose split takes any lower
+    bound.
   }];
   let options = [
     Option<"plant", "plant", "std::string", /*default=*/"\"\"",
