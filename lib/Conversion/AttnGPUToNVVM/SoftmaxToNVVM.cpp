@@ -183,9 +183,11 @@ struct MaskCausalLowering : public OpConversionPattern<MaskCausalOp> {
     int64_t keys = op.getScores().getType().getShape()[1];
     Value firstRow = arith::MulIOp::create(
         b, loc, thread.warp, indexConstant(b, loc, shape.rowsPerWarp));
-    Value crosses = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::sgt, indexConstant(b, loc, keys - 1),
-        arith::AddIOp::create(b, loc, firstRow, shift));
+    // (Named first, in the order GCC built them as arguments.)
+    Value firstRowLimit = arith::AddIOp::create(b, loc, firstRow, shift);
+    Value lastKey = indexConstant(b, loc, keys - 1);
+    Value crosses = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                          lastKey, firstRowLimit);
     Value result = maskIf(b, loc, crosses, adaptor.getScores(),
                           [&](OpBuilder &b) {
       return maskAccumulator(
@@ -366,18 +368,20 @@ struct ConvertLayoutLowering : public OpConversionPattern<ConvertLayoutOp> {
       // element c % 2 of lane 4g + c / 2: columns t and t + 4 come from
       // lanes 4g + t / 2 and 4g + t / 2 + 2, element t % 2.
       ThreadCoords thread(b, loc);
-      Value first = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, thread.group,
-                                        indexConstant(b, loc, 4)),
-          arith::DivUIOp::create(b, loc, thread.inGroup,
-                                 indexConstant(b, loc, 2)));
+      // (Each value named first, in the order GCC built them as
+      // arguments: a call's argument order is not the IR's.)
+      Value two = indexConstant(b, loc, 2);
+      Value pair = arith::DivUIOp::create(b, loc, thread.inGroup, two);
+      Value four = indexConstant(b, loc, 4);
+      Value rowBase = arith::MulIOp::create(b, loc, thread.group, four);
+      Value first = arith::AddIOp::create(b, loc, rowBase, pair);
       Value second =
           arith::AddIOp::create(b, loc, first, indexConstant(b, loc, 2));
-      Value odd = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          arith::RemUIOp::create(b, loc, thread.inGroup,
-                                 indexConstant(b, loc, 2)),
-          indexConstant(b, loc, 1));
+      Value one = indexConstant(b, loc, 1);
+      Value twoAgain = indexConstant(b, loc, 2);
+      Value parity = arith::RemUIOp::create(b, loc, thread.inGroup, twoAgain);
+      Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        parity, one);
       Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
       auto fetch = [&](Value x0, Value x1, Value source) -> Value {
         Value lane =

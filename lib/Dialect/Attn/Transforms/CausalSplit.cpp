@@ -67,12 +67,16 @@ void splitLoop(scf::ForOp loop, MaskCausalOp mask) {
   Value lastVisible = arith::AddIOp::create(b, loc, qd, cst(bm)); // E
   Value end = arith::MinSIOp::create(
       b, loc, ub, arith::MaxSIOp::create(b, loc, lb, lastVisible));
-  Value span = arith::MaxSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, firstHidden, lb), cst(0));
-  Value split = arith::AddIOp::create(
-      b, loc, lb,
-      arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, span, cst(bn)),
-                            cst(bn)));
+  // (Each value named first, in the order GCC built them as arguments: a
+  // call's argument order is not the IR's.)
+  Value zero = cst(0);
+  Value beforeHidden = arith::SubIOp::create(b, loc, firstHidden, lb);
+  Value span = arith::MaxSIOp::create(b, loc, beforeHidden, zero);
+  Value width = cst(bn);
+  Value divisor = cst(bn);
+  Value fullBlocks = arith::DivUIOp::create(b, loc, span, divisor);
+  Value fullKeys = arith::MulIOp::create(b, loc, fullBlocks, width);
+  Value split = arith::AddIOp::create(b, loc, lb, fullKeys);
   split = arith::MinSIOp::create(b, loc, split, end);
 
   // Unmasked part: a clone of the loop whose mask passes scores through.

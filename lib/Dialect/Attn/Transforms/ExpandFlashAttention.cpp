@@ -245,8 +245,11 @@ void TileProgramBuilder::build() {
   if (table && pagesPerBlock > 1) {
     Value slotsInUse =
         arith::CeilDivUIOp::create(b, loc, kvLen, index(pageSize));
-    lastSlotInUse = arith::MaxSIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, slotsInUse, index(1)), index(0));
+    // (Named first, in the order GCC built them as arguments.)
+    Value zero = index(0);
+    Value one = index(1);
+    Value lastSlot = arith::SubIOp::create(b, loc, slotsInUse, one);
+    lastSlotInUse = arith::MaxSIOp::create(b, loc, lastSlot, zero);
   }
   auto pagedTiles = [&](Value n0) -> std::pair<Value, Value> {
     // (Each value named first: the order of a call's arguments is not
