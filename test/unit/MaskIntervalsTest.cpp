@@ -244,7 +244,7 @@ int unsoundVerdicts(MLIRContext &context, const Rule &rule, MaskPlant plant,
   MaskModOp mask;
   module->walk([&](MaskModOp op) { mask = op; });
   Block &block = mask.getBody().front();
-  EXPECT_TRUE(maskRegionIsClassifiable(mask.getBody()));
+  EXPECT_TRUE(maskRegionVerdicts(mask.getBody()).any());
 
   std::mt19937 rng(12345 + std::hash<std::string>()(rule.name));
   auto pick = [&](int64_t lo, int64_t hi) {
@@ -387,7 +387,44 @@ func.func @holder(%s: tensor<16x16xf32>, %i: index) -> tensor<16x16xf32> {
   ASSERT_TRUE(module);
   MaskModOp mask;
   module->walk([&](MaskModOp op) { mask = op; });
-  EXPECT_FALSE(maskRegionIsClassifiable(mask.getBody()));
+  EXPECT_FALSE(maskRegionVerdicts(mask.getBody()).any());
+}
+
+/// Unknowns fold into the verdict: two float compares and'ed prove
+/// nothing; one and'ed with kv <= q can prove a block hidden (the integer
+/// side false) but never a tile seen.
+TEST(MaskIntervals, UnknownsFoldIntoTheVerdict) {
+  MLIRContext context;
+  DialectRegistry registry;
+  registerAttnDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  auto verdicts = [&](const char *body) {
+    std::string text =
+        "func.func @holder(%scores: tensor<16x16xf32>, %x: index) -> "
+        "tensor<16x16xf32> {\n"
+        "  %masked = attn.mask_mod %scores at(%x, %x) rows[%x, %x) "
+        "cols[%x, %x) lengths(%x, %x) : tensor<16x16xf32> {\n"
+        "  ^bb0(%b: i32, %h: i32, %q: i32, %kv: i32):\n"
+        "    %f = arith.sitofp %kv : i32 to f32\n"
+        "    %one = arith.constant 1.0 : f32\n"
+        "    %small = arith.cmpf olt, %f, %one : f32\n"
+        "    %big = arith.cmpf ogt, %f, %one : f32\n" +
+        std::string(body) +
+        "\n    attn.yield %r : i1\n  }\n  return %masked : "
+        "tensor<16x16xf32>\n}\n";
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+    EXPECT_TRUE(module) << text;
+    MaskModOp mask;
+    module->walk([&](MaskModOp op) { mask = op; });
+    return maskRegionVerdicts(mask.getBody());
+  };
+  MaskRegionVerdicts floats = verdicts("%r = arith.andi %small, %big : i1");
+  EXPECT_FALSE(floats.any());
+  MaskRegionVerdicts mixed = verdicts(
+      "%c = arith.cmpi sle, %kv, %q : i32\n %r = arith.andi %small, %c : i1");
+  EXPECT_TRUE(mixed.proveHidden);
+  EXPECT_FALSE(mixed.proveSeen);
 }
 
 } // namespace

@@ -136,7 +136,7 @@ struct VariantTileLowering : public OpConversionPattern<OpTy> {
                 adaptor.getCaptures(), positions.frame, lowerMathOp);
           });
     };
-    if (isScore || !attn::maskRegionIsClassifiable(op.getBody())) {
+    if (isScore || !attn::maskRegionVerdicts(op.getBody()).any()) {
       rewriter.replaceOp(op, perElement(b));
       return success();
     }

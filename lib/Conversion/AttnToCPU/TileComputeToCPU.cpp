@@ -218,7 +218,7 @@ struct VariantTileToCPU : public OpRewritePattern<OpTy> {
                 op.getCaptures(), frame);
           });
     };
-    if (isScore || !maskRegionIsClassifiable(op.getBody())) {
+    if (isScore || !maskRegionVerdicts(op.getBody()).any()) {
       rewriter.replaceOp(op, perElement(rewriter));
       return success();
     }

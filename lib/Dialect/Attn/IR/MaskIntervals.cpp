@@ -45,19 +45,29 @@ public:
   Value widen(Value i32) {
     return arith::ExtSIOp::create(b, loc, b.getI64Type(), i32);
   }
+  // (Folded as they are built: an unknown operand is a constant, so what
+  // can never be decided shows as a constant, see maskRegionVerdicts.)
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, p, x, y);
+    return b.createOrFold<arith::CmpIOp>(loc, p, x, y);
   }
-  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
-  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
-  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value either(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) {
+    return b.createOrFold<arith::MinSIOp>(loc, x, y);
+  }
+  Value max(Value x, Value y) {
+    return b.createOrFold<arith::MaxSIOp>(loc, x, y);
+  }
+  Value both(Value x, Value y) {
+    return b.createOrFold<arith::AndIOp>(loc, x, y);
+  }
+  Value either(Value x, Value y) {
+    return b.createOrFold<arith::OrIOp>(loc, x, y);
+  }
   Value negate(Value x) {
     Value one = flag(true);
-    return arith::XOrIOp::create(b, loc, x, one);
+    return b.createOrFold<arith::XOrIOp>(loc, x, one);
   }
   Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
+    return b.createOrFold<arith::SelectOp>(loc, c, x, y);
   }
 
   Abstract integer(Value lo, Value hi) {
@@ -473,9 +483,7 @@ mlir::attn::classifyMaskRegion(OpBuilder &b, Location loc, Region &region,
                                const MaskRanges &ranges, MaskPlant plant) {
   MaskClassifier classifier(b, loc);
   Abstract result = classifier.run(region.front(), ranges);
-  if (result.kind != Abstract::Kind::Bool ||
-      (matchPattern(result.mayTrue, m_One()) &&
-       matchPattern(result.mayFalse, m_One())))
+  if (result.kind != Abstract::Kind::Bool)
     return std::nullopt;
   MaskVerdict verdict{result.mayTrue, result.mayFalse};
   if (plant != MaskPlant::None) {
@@ -491,7 +499,7 @@ mlir::attn::classifyMaskRegion(OpBuilder &b, Location loc, Region &region,
   return verdict;
 }
 
-bool mlir::attn::maskRegionIsClassifiable(Region &region) {
+MaskRegionVerdicts mlir::attn::maskRegionVerdicts(Region &region) {
   // Classified once into a scratch block whose arguments stand for the
   // ranges, then thrown away.
   MLIRContext *ctx = region.getContext();
@@ -508,10 +516,17 @@ bool mlir::attn::maskRegionIsClassifiable(Region &region) {
   b.setInsertionPointToEnd(&scratch);
   MaskRanges ranges{args[0], args[1], args[2], args[3],
                     args[4], args[5], args[6], args[7], captures};
-  bool classifiable = classifyMaskRegion(b, loc, region, ranges).has_value();
+  std::optional<MaskVerdict> verdict =
+      classifyMaskRegion(b, loc, region, ranges);
+  MaskRegionVerdicts can;
+  if (verdict) {
+    // A constant true (folded from unknowns) can never prove anything.
+    can.proveHidden = !matchPattern(verdict->maySee, m_One());
+    can.proveSeen = !matchPattern(verdict->mayHide, m_One());
+  }
   while (!scratch.empty())
     scratch.back().erase();
-  return classifiable;
+  return can;
 }
 
 std::optional<MaskPlant> mlir::attn::parseMaskPlant(StringRef text) {

@@ -85,7 +85,7 @@ MaskModOp findNarrowableMask(scf::ForOp loop) {
   auto scores = cast<RankedTensorType>(found.getScores().getType());
   if (!step || *step != scores.getDimSize(1))
     return {};
-  if (!maskRegionIsClassifiable(found.getBody()))
+  if (!maskRegionVerdicts(found.getBody()).proveHidden)
     return {};
   if (!uniformAdvances(loop))
     return {};

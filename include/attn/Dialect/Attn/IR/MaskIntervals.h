@@ -49,17 +49,25 @@ enum class MaskPlant { None, PartialAsEmpty, PartialAsFull };
 /// within one or two blocks of a per-block table) is read at both ends
 /// and bounded by the two values; any other read is unknown, and so are
 /// floats and ops without a rule. Returns nullopt when the yielded value
-/// has no interval form at all (a float compare, an op without a rule);
-/// a verdict that only turns out unknown at run time (a wide capture read
-/// and'ed in) is still emitted.
+/// has no interval form at all (a float compare, an op without a rule).
+/// Ask maskRegionVerdicts first whether a verdict can tell anything.
 std::optional<MaskVerdict> classifyMaskRegion(OpBuilder &b, Location loc,
                                               Region &region,
                                               const MaskRanges &ranges,
                                               MaskPlant plant = MaskPlant::None);
 
-/// Whether classifyMaskRegion would return a verdict for `region` (asked
-/// before emitting anything).
-bool maskRegionIsClassifiable(Region &region);
+/// What classifyMaskRegion's verdict on `region` can prove for some ranges
+/// (asked once, before emitting anything): that every pair is hidden
+/// (maySee can be false: blocks can be skipped) and that every pair is
+/// seen (mayHide can be false: tiles can run without the mask). A verdict
+/// folded to a constant true (from float compares, ops without a rule)
+/// proves nothing.
+struct MaskRegionVerdicts {
+  bool proveHidden = false;
+  bool proveSeen = false;
+  bool any() const { return proveHidden || proveSeen; }
+};
+MaskRegionVerdicts maskRegionVerdicts(Region &region);
 
 /// Parses ATTN_DEBUG_MASK_PLANT's values ("", "partial-as-empty",
 /// "partial-as-full"); nullopt for anything else.
