@@ -50,7 +50,7 @@ void mlir::attn::buildTileProgramPipeline(OpPassManager &pm,
   funcPm.addPass(createAttnExpandCombineSplits());
   funcPm.addPass(createAttnBoundaryCheck());
   AttnNarrowKeyLoopsOptions narrow;
-  narrow.plant = options.maskPlant;
+  narrow.maskPlant = options.maskPlant;
   funcPm.addPass(createAttnNarrowKeyLoops(narrow));
   funcPm.addPass(createAttnCausalSplit());
   funcPm.addPass(createAttnLayoutOrder());

@@ -1,5 +1,5 @@
 // RUN: attn-opt %s --attn-narrow-key-loops --canonicalize --cse | FileCheck %s
-// RUN: not attn-opt %s --attn-narrow-key-loops='plant=bogus' 2>&1 | FileCheck %s --check-prefix=PLANT
+// RUN: not attn-opt %s --attn-narrow-key-loops='mask-plant=bogus' 2>&1 | FileCheck %s --check-prefix=PLANT
 
 // A key loop whose mask_mod is a window (q - 100 <= kv <= q) runs only
 // the blocks between the longest hidden prefix and suffix: two bisections
@@ -7,7 +7,7 @@
 // the i32 values, compared), then the loop's bounds and block pointers
 // moved past the skipped blocks.
 
-// PLANT: attn-narrow-key-loops: unknown plant 'bogus' (expected 'partial-as-empty' or 'partial-as-full')
+// PLANT: attn-narrow-key-loops: unknown mask plant 'bogus' (expected 'partial-as-full' or 'partial-as-empty')
 
 !k = memref<?x64xf16, strided<[?, 1], offset: ?>>
 !p = !attn.block_ptr<64x64xf16>

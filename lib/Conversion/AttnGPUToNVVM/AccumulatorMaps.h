@@ -31,6 +31,12 @@ Value mapAccumulator(
     OpBuilder &b, Location loc, Value acc, const FragmentShape &shape,
     function_ref<Value(int64_t, int64_t, int64_t, int64_t, Value)> body);
 
+/// `masked(b)` where `needed` (an i1 uniform over the warp) holds, the
+/// scores as they are otherwise (an scf.if: the per-element work only
+/// where something may change).
+Value maskIf(OpBuilder &b, Location loc, Value needed, Value scores,
+             function_ref<Value(OpBuilder &)> masked);
+
 /// The tile column of element (n, e) held by this thread.
 Value fragmentCol(OpBuilder &b, Location loc, const ThreadCoords &thread,
                   int64_t n, int64_t e);

@@ -318,14 +318,10 @@ struct ConvertAttnGPUToNVVMPass
     populateMmaToNVVMPatterns(converter, patterns);
     populateWgmmaToNVVMPatterns(converter, patterns);
     populateSoftmaxToNVVMPatterns(converter, patterns);
-    std::optional<attn::MaskPlant> plant = attn::parseMaskPlant(maskPlant);
-    if (!plant) {
-      module.emitError() << "convert-attngpu-to-nvvm: unknown mask plant '"
-                         << maskPlant
-                         << "' (expected 'partial-as-full' or "
-                            "'partial-as-empty')";
+    FailureOr<attn::MaskPlant> plant =
+        attn::parseMaskPlantOption(module, getArgument(), maskPlant);
+    if (failed(plant))
       return signalPassFailure();
-    }
     populateVariantsToNVVMPatterns(converter, patterns, *plant);
     populateStoreToNVVMPatterns(converter, patterns);
     // scf.for / scf.if / scf.yield carrying tiles and tokens.

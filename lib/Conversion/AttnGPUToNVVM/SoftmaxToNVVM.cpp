@@ -102,7 +102,7 @@ static Value maskAccumulator(
 /// `masked(b)` where `needed` (an i1 uniform over the warp) holds, the
 /// scores as they are otherwise: a block with nothing to hide skips the
 /// per-element compares and selects.
-static Value maskIf(OpBuilder &b, Location loc, Value needed, Value scores,
+Value maskIf(OpBuilder &b, Location loc, Value needed, Value scores,
              function_ref<Value(OpBuilder &)> masked) {
   auto branch = scf::IfOp::create(b, loc, TypeRange{scores.getType()}, needed,
                                   /*withElse=*/true);

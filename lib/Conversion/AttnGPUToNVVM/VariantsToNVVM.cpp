@@ -161,27 +161,20 @@ struct VariantTileLowering : public OpConversionPattern<OpTy> {
     int64_t cols = op.getScores().getType().getShape()[1];
     attn::MaskRanges ranges = positions.frame.rangesOf(
         b, loc, firstRow, shape.rowsPerWarp, zero, cols);
-    ranges.captures = llvm::to_vector(adaptor.getCaptures());
     std::optional<attn::MaskVerdict> verdict =
         attn::classifyMaskRegion(b, loc, op.getBody(), ranges, plant);
     Value scores = adaptor.getScores();
     Value partial = arith::AndIOp::create(b, loc, verdict->maySee,
                                           verdict->mayHide);
-    auto branch = scf::IfOp::create(b, loc, TypeRange{scores.getType()},
-                                    partial, /*withElse=*/true);
-    OpBuilder then = branch.getThenBodyBuilder();
-    Value masked = perElement(then);
-    scf::YieldOp::create(then, loc, masked);
-    OpBuilder otherwise = branch.getElseBodyBuilder();
-    scf::YieldOp::create(otherwise, loc, scores);
+    Value partlySeen = maskIf(b, loc, partial, scores, perElement);
     auto vectorType = cast<VectorType>(scores.getType());
     Value hidden = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(
                     vectorType,
                     b.getFloatAttr(vectorType.getElementType(),
                                    -std::numeric_limits<float>::infinity())));
-    return arith::SelectOp::create(b, loc, verdict->maySee,
-                                   branch.getResult(0), hidden);
+    return arith::SelectOp::create(b, loc, verdict->maySee, partlySeen,
+                                   hidden);
   }
 
   attn::MaskPlant plant;

@@ -117,14 +117,10 @@ struct ConvertAttnToCPUPass
       addGridWrapper(kernel, numUserArgs);
     }
 
-    std::optional<MaskPlant> plant = parseMaskPlant(maskPlant);
-    if (!plant) {
-      module.emitError() << "convert-attn-to-cpu: unknown mask plant '"
-                         << maskPlant
-                         << "' (expected 'partial-as-full' or "
-                            "'partial-as-empty')";
+    FailureOr<MaskPlant> plant =
+        parseMaskPlantOption(module, getArgument(), maskPlant);
+    if (failed(plant))
       return signalPassFailure();
-    }
     RewritePatternSet patterns(&getContext());
     populateTileAccessToCPUPatterns(patterns);
     populateTileComputeToCPUPatterns(patterns, *plant);

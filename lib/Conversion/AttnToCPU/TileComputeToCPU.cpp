@@ -227,7 +227,6 @@ struct VariantTileToCPU : public OpRewritePattern<OpTy> {
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     MaskRanges ranges = frame.rangesOf(rewriter, loc, zero, type.getDimSize(0),
                                        zero, type.getDimSize(1));
-    ranges.captures = llvm::to_vector(op.getCaptures());
     std::optional<MaskVerdict> verdict =
         classifyMaskRegion(rewriter, loc, op.getBody(), ranges, plant);
     Value one = arith::ConstantIntOp::create(rewriter, loc, 1, 1);

@@ -529,12 +529,16 @@ MaskRegionVerdicts mlir::attn::maskRegionVerdicts(Region &region) {
   return can;
 }
 
-std::optional<MaskPlant> mlir::attn::parseMaskPlant(StringRef text) {
+FailureOr<MaskPlant> mlir::attn::parseMaskPlantOption(Operation *op,
+                                                      StringRef pass,
+                                                      StringRef text) {
   if (text.empty() || text == "none")
     return MaskPlant::None;
   if (text == "partial-as-empty")
     return MaskPlant::PartialAsEmpty;
   if (text == "partial-as-full")
     return MaskPlant::PartialAsFull;
-  return std::nullopt;
+  return op->emitError() << pass << ": unknown mask plant '" << text
+                         << "' (expected 'partial-as-full' or "
+                            "'partial-as-empty')";
 }

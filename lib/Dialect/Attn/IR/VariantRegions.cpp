@@ -202,6 +202,7 @@ MaskRanges VariantTileFrame::rangesOf(OpBuilder &b, Location loc,
   ranges.keyLen = keyLen;
   span(qStart, rowOffset, rows, qLast, ranges.qFirst, ranges.qLast);
   span(kvStart, colOffset, cols, kvLast, ranges.kvFirst, ranges.kvLast);
+  ranges.captures = captures;
   return ranges;
 }
 

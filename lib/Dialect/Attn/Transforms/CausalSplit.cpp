@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "KeyBlockLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -29,29 +30,6 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-
-/// The causal mask of `loop`'s body, when the loop walks key blocks with it:
-/// its kv_start is the induction variable, its other operands are defined
-/// outside the loop and the step is the score tile's width.
-MaskCausalOp findSplittableMask(scf::ForOp loop) {
-  MaskCausalOp found;
-  int count = 0;
-  for (Operation &op : *loop.getBody())
-    if (auto mask = dyn_cast<MaskCausalOp>(op)) {
-      found = mask;
-      ++count;
-    }
-  if (count != 1 || found.getKvStart() != loop.getInductionVar())
-    return {};
-  if (!loop.isDefinedOutsideOfLoop(found.getQStart()) ||
-      !loop.isDefinedOutsideOfLoop(found.getDiagonal()))
-    return {};
-  auto step = getConstantIntValue(loop.getStep());
-  auto scores = cast<RankedTensorType>(found.getScores().getType());
-  if (!step || *step != scores.getDimSize(1))
-    return {};
-  return found;
-}
 
 void splitLoop(scf::ForOp loop, MaskCausalOp mask) {
   auto scores = cast<RankedTensorType>(mask.getScores().getType());
@@ -101,7 +79,7 @@ struct CausalSplitPass : public mlir::attn::impl::AttnCausalSplitBase<CausalSpli
     getOperation().walk([&](scf::ForOp loop) {
       if (loop->hasAttr("attn.causal_part"))
         return;
-      if (MaskCausalOp mask = findSplittableMask(loop))
+      if (MaskCausalOp mask = findKeyBlockMask<MaskCausalOp>(loop))
         work.push_back({loop, mask});
     });
     for (auto [loop, mask] : work)

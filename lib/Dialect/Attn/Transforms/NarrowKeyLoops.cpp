@@ -15,7 +15,9 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/IR/MaskIntervals.h"
+#include "attn/Dialect/Attn/IR/VariantRegions.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "KeyBlockLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -64,28 +66,8 @@ std::optional<SmallVector<SmallVector<Value>>> uniformAdvances(scf::ForOp loop) 
 /// The mask_mod of `loop`'s body when the loop walks key blocks with it
 /// and its region can be classified.
 MaskModOp findNarrowableMask(scf::ForOp loop) {
-  MaskModOp found;
-  int count = 0;
-  for (Operation &op : *loop.getBody())
-    if (auto mask = dyn_cast<MaskModOp>(op)) {
-      found = mask;
-      ++count;
-    }
-  if (count != 1 || found.getKvStart() != loop.getInductionVar())
-    return {};
-  for (Value v : {found.getBatch(), found.getHead(), found.getQStart(),
-                  found.getQEnd(), found.getKvEnd(), found.getQLen(),
-                  found.getKvLen()})
-    if (!loop.isDefinedOutsideOfLoop(v))
-      return {};
-  for (Value capture : found.getCaptures())
-    if (!loop.isDefinedOutsideOfLoop(capture))
-      return {};
-  auto step = getConstantIntValue(loop.getStep());
-  auto scores = cast<RankedTensorType>(found.getScores().getType());
-  if (!step || *step != scores.getDimSize(1))
-    return {};
-  if (!maskRegionVerdicts(found.getBody()).proveHidden)
+  MaskModOp found = findKeyBlockMask<MaskModOp>(loop);
+  if (!found || !maskRegionVerdicts(found.getBody()).proveHidden)
     return {};
   if (!uniformAdvances(loop))
     return {};
@@ -101,22 +83,19 @@ public:
     auto scores = cast<RankedTensorType>(mask.getScores().getType());
     int64_t bm = scores.getDimSize(0);
     bn = scores.getDimSize(1);
-    Value one = index(1);
-    qLastRow = arith::SubIOp::create(b, loc, mask.getQEnd(), one);
-    kvLastColumn = arith::SubIOp::create(b, loc, mask.getKvEnd(), one);
-    Value rowsEnd = arith::AddIOp::create(b, loc, mask.getQStart(), index(bm));
-    Value rowsLast = arith::SubIOp::create(b, loc, rowsEnd, one);
-    Value qFirst = arith::MinSIOp::create(b, loc, mask.getQStart(), qLastRow);
-    Value qLast = arith::MinSIOp::create(b, loc, rowsLast, qLastRow);
-    ranges.batch = toI32(b, mask.getBatch());
-    ranges.head = toI32(b, mask.getHead());
-    ranges.queryLen = toI32(b, mask.getQLen());
-    ranges.keyLen = toI32(b, mask.getKvLen());
-    ranges.qFirst = toI32(b, qFirst);
-    ranges.qLast = toI32(b, qLast);
-    ranges.captures = llvm::to_vector(mask.getCaptures());
-
     lb = loop.getLowerBound();
+    // The tile op's frame with the loop's first key for its induction
+    // variable: the rows' ranges as the tile op clamps them (the columns'
+    // are set per bisection step, in maySee).
+    VariantTileFrame frame = VariantTileFrame::build(
+        b, loc, mask.getBatch(), mask.getHead(), mask.getQStart(),
+        mask.getQEnd(), lb, mask.getKvEnd(), mask.getQLen(),
+        mask.getKvLen());
+    frame.captures = llvm::to_vector(mask.getCaptures());
+    kvLastColumn = frame.kvLast;
+    Value zero = index(0);
+    ranges = frame.rangesOf(b, loc, zero, bm, zero, 1);
+
     Value ub = loop.getUpperBound();
     Value span = arith::SubIOp::create(b, loc, ub, lb);
     Value positiveSpan = arith::MaxSIOp::create(b, loc, span, index(0));
@@ -238,7 +217,7 @@ private:
   Location loc;
   int64_t bn = 0;
   MaskRanges ranges;
-  Value qLastRow, kvLastColumn, lb, blocks;
+  Value kvLastColumn, lb, blocks;
 };
 
 struct NarrowKeyLoopsPass
@@ -246,13 +225,10 @@ struct NarrowKeyLoopsPass
   using AttnNarrowKeyLoopsBase::AttnNarrowKeyLoopsBase;
 
   void runOnOperation() override {
-    std::optional<MaskPlant> planted = parseMaskPlant(plant);
-    if (!planted) {
-      getOperation().emitError()
-          << "attn-narrow-key-loops: unknown plant '" << plant
-          << "' (expected 'partial-as-empty' or 'partial-as-full')";
+    FailureOr<MaskPlant> planted =
+        parseMaskPlantOption(getOperation(), getArgument(), maskPlant);
+    if (failed(planted))
       return signalPassFailure();
-    }
     SmallVector<std::pair<scf::ForOp, MaskModOp>> work;
     getOperation().walk([&](scf::ForOp loop) {
       if (loop->hasAttr("attn.narrowed_by_mask"))

@@ -69,9 +69,11 @@ struct MaskRegionVerdicts {
 };
 MaskRegionVerdicts maskRegionVerdicts(Region &region);
 
-/// Parses ATTN_DEBUG_MASK_PLANT's values ("", "partial-as-empty",
-/// "partial-as-full"); nullopt for anything else.
-std::optional<MaskPlant> parseMaskPlant(StringRef text);
+/// Parses a pass's `mask-plant` option (ATTN_DEBUG_MASK_PLANT's values:
+/// "", "partial-as-empty", "partial-as-full"); anything else is an error
+/// at `op` naming `pass`.
+FailureOr<MaskPlant> parseMaskPlantOption(Operation *op, StringRef pass,
+                                          StringRef text);
 
 } // namespace mlir::attn
 

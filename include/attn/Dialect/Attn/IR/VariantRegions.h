@@ -54,9 +54,12 @@ struct VariantTileFrame {
   /// From the op's (or its adaptor's) index operands.
   template <typename OpOrAdaptor>
   static VariantTileFrame of(OpBuilder &b, Location loc, OpOrAdaptor op) {
-    return build(b, loc, op.getBatch(), op.getHead(), op.getQStart(),
-                 op.getQEnd(), op.getKvStart(), op.getKvEnd(), op.getQLen(),
-                 op.getKvLen());
+    VariantTileFrame frame =
+        build(b, loc, op.getBatch(), op.getHead(), op.getQStart(),
+              op.getQEnd(), op.getKvStart(), op.getKvEnd(), op.getQLen(),
+              op.getKvLen());
+    frame.captures = llvm::to_vector(op.getCaptures());
+    return frame;
   }
   static VariantTileFrame build(OpBuilder &b, Location loc, Value batch,
                                 Value head, Value qStart, Value qEnd,
@@ -69,12 +72,15 @@ struct VariantTileFrame {
                         Value col) const;
   /// What the `rows` x `cols` elements from tile row `rowOffset` and
   /// column `colOffset` (index values) give the region, for
-  /// classifyMaskRegion: the clamped positions of the first and last.
+  /// classifyMaskRegion: the clamped positions of the first and last, and
+  /// the captures.
   MaskRanges rangesOf(OpBuilder &b, Location loc, Value rowOffset,
                       int64_t rows, Value colOffset, int64_t cols) const;
 
   Value batch, head, queryLen, keyLen;
   Value qStart, kvStart, qLast, kvLast;
+  /// The memrefs the region's capture arguments stand for (set by of()).
+  SmallVector<Value> captures;
 };
 
 /// One score element through a variant tile op's region (`kind` says

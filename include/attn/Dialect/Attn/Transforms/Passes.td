@@ -105,7 +105,7 @@ def AttnNarrowKeyLoops : Pass<"attn-narrow-key-loops", "::mlir::func::FuncOp"> {
     bound.
   }];
   let options = [
-    Option<"plant", "plant", "std::string", /*default=*/"\"\"",
+    Option<"maskPlant", "mask-plant", "std::string", /*default=*/"\"\"",
            "negative controls only: 'partial-as-empty' also skips blocks "
            "the mask partly sees (a wrong answer the checkers must catch); "
            "'partial-as-full' changes nothing here">
