@@ -417,6 +417,17 @@ def _check_block_mask(block_mask, mask_mod):
                         "(mask_mod=)")
 
 
+def _check_block_mask_fits(block_mask, q, k, layout):
+    """flash_attention's q and k (in `layout`) within what `block_mask`
+    (None: nothing to check) was built for."""
+    if block_mask is None:
+        return
+    _check_layout(layout)
+    seq = 2 if layout == "bhsd" else 1
+    block_mask.check_for(q.shape[0], q.shape[3 - seq], q.shape[seq],
+                         k.shape[seq], "flash_attention", q)
+
+
 def _checked_variants(window_size, softcap, score_mod, mask_mod,
                       alibi_slopes, block_mask=None):
     """The variants as the kernel key takes them: None for none, else
@@ -558,20 +569,13 @@ def flash_attention(q, k, v, *, causal=None, scale=None, layout="bhsd",
                             "score_mod, mask_mod, window_size, softcap, "
                             "alibi_slopes and block_mask: pass them to "
                             "trace_variant")
-        traced_mask = getattr(variant, "block_mask", None)
-        if traced_mask is not None:
-            _check_layout(layout)
-            seq = 2 if layout == "bhsd" else 1
-            traced_mask.check_for(q.shape[0], q.shape[3 - seq], q.shape[seq],
-                                  k.shape[seq], "flash_attention", q)
+        _check_block_mask_fits(getattr(variant, "block_mask", None), q, k,
+                               layout)
         return (_torch_front or _load_torch_front()).flash_attention_mod(
             q, k, v, variant, causal, scale, layout, return_lse, num_splits)
     if block_mask is not None:
         _check_block_mask(block_mask, mask_mod)
-        _check_layout(layout)
-        seq = 2 if layout == "bhsd" else 1
-        block_mask.check_for(q.shape[0], q.shape[3 - seq], q.shape[seq],
-                             k.shape[seq], "flash_attention", q)
+        _check_block_mask_fits(block_mask, q, k, layout)
     if _is_torch(q) or _is_torch(k) or _is_torch(v):
         front = _torch_front or _load_torch_front()
         if defaults:
@@ -612,9 +616,9 @@ def trace_variant(*, score_mod=None, mask_mod=None, window_size=(-1, -1),
     if variants is None:
         raise ValueError("trace_variant: no variant given (score_mod, "
                          "mask_mod, window_size, softcap, alibi_slopes)")
-    traced = front.traced_variant(variants, torch.empty(0, device=device))
-    traced.block_mask = block_mask  # checked against each call's shapes
-    return traced
+    # (The block mask is checked against each call's shapes.)
+    return front.traced_variant(variants, torch.empty(0, device=device),
+                                block_mask)
 
 
 def flash_attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, *,

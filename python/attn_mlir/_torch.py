@@ -124,16 +124,16 @@ class TracedVariant:
         return f"TracedVariant({self.name}, {len(self.captures)} captures)"
 
 
-def traced_variant(variants, like):
+def traced_variant(variants, like, block_mask=None):
     """Registers `variants` (a _Variants) under a name derived from its
     kernel key; returns a TracedVariant with its arrays as tensors on
-    `like`'s device."""
+    `like`'s device (and the block mask it was traced with)."""
     name = "v" + hashlib.sha1(repr(variants.key).encode()).hexdigest()[:24]
     # (Kept without this call's arrays: the registry lives for the process.)
     _variants_by_name.setdefault(name, variants.with_arrays([]))
     captures = [_tensor_adapter.capture(like, a, e) for a, e in
                 zip(variants.arrays, variants.elements())]
-    return TracedVariant(name, captures)
+    return TracedVariant(name, captures, block_mask)
 
 
 @torch.compiler.disable

@@ -584,16 +584,6 @@ def trace_pair(score_mod, mask_mod, block_mask=None):
     return texts[0], texts[1], captures
 
 
-def trace(fn, kind):
-    """MLIR text of `fn` traced as a score_mod ("score_mod") or mask_mod
-    ("mask_mod") that captures no array."""
-    captures = Captures()
-    text = _trace_body(fn, kind, captures)(captures)
-    if captures.arrays:
-        raise TypeError(f"{kind} captures arrays: use trace_pair")
-    return text
-
-
 def _trace_body(fn, kind, captures, block_mask=None):
     if not callable(fn):
         raise TypeError(f"{kind} must be a function, not "

@@ -27,7 +27,8 @@ def ragged():
 
 
 for test in (ragged, t.test_decode_split_kv,
-             t.test_kvcache_contiguous_and_paged, t.test_varlen):
+             t.test_kvcache_contiguous_and_paged, t.test_varlen,
+             t.test_document_mask_with_block_mask):
     try:
         test()
         print(f"ok {test.__name__}")

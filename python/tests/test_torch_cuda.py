@@ -49,10 +49,11 @@ def rel_l2(out, ref):
 
 
 def reference(q, k, v, causal=None, scale=None, window=(-1, -1),
-              softcap=0.0):
+              softcap=0.0, mask_mod=None):
     """float64 attention on the GPU; q [B,H,SQ,D] logical layout. Returns
-    (out, lse); fully masked rows give 0 and -inf. window, softcap: as
-    reference.attention (flash_attn's window_size and softcap)."""
+    (out, lse); fully masked rows give 0 and -inf. window, softcap,
+    mask_mod: as reference.attention (flash_attn's window_size and
+    softcap; a FlexAttention mask_mod called on int64 index tensors)."""
     q, k, v = q.double(), k.double(), v.double()
     B, H, SQ, D = q.shape
     SKV = k.shape[2]
@@ -73,6 +74,12 @@ def reference(q, k, v, causal=None, scale=None, window=(-1, -1),
         s = s.masked_fill(~(j <= i), -math.inf)
     elif causal == "bottom_right":
         s = s.masked_fill(~(j <= i + SKV - SQ), -math.inf)
+    if mask_mod is not None:
+        index = lambda n, at: torch.arange(n, device=q.device).reshape(  # noqa
+            [n if d == at else 1 for d in range(4)])
+        seen = mask_mod(index(B, 0), index(H, 1), index(SQ, 2),
+                        index(SKV, 3))
+        s = s.masked_fill(~seen.expand(s.shape), -math.inf)
     m = s.amax(dim=-1, keepdim=True)
     # No visible key (max -inf): 0 and -inf; NaN/+inf propagate as the math.
     live = m != -math.inf

@@ -166,32 +166,6 @@ def test_varlen():
                          what + " lse")
 
 
-def masked_reference(q, k, v, mask, softcap=0.0):
-    """float64 attention on the GPU with `mask` (a mask_mod) evaluated on
-    int64 index tensors, scores capped first when softcap > 0; fully
-    masked rows give 0 and LSE -inf."""
-    q, k, v = q.double(), k.double(), v.double()
-    B, H, SQ, D = q.shape
-    g = H // k.shape[1]
-    k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
-    s = (q @ k.transpose(-1, -2)) / math.sqrt(D)
-    if softcap:
-        s = softcap * torch.tanh(s / softcap)
-    index = lambda n, at: torch.arange(n, device="cuda").reshape(  # noqa
-        [n if i == at else 1 for i in range(4)])
-    seen = mask(index(B, 0), index(H, 1), index(SQ, 2),
-                index(k.shape[2], 3)).expand(s.shape)
-    s = torch.where(seen, s, float("-inf"))
-    m = s.amax(-1, keepdim=True)
-    m = torch.where(torch.isinf(m), torch.zeros_like(m), m)
-    p = torch.exp(s - m)
-    lsum = p.sum(-1, keepdim=True)
-    out = torch.where(lsum > 0, (p @ v) / lsum, torch.zeros_like(lsum))
-    lse = torch.where(lsum > 0, torch.log(lsum) + m,
-                      torch.full_like(m, float("-inf")))[..., 0]
-    return out, lse
-
-
 def test_document_mask_with_block_mask():
     # Sorted random document ids, a block mask built on the GPU and reused;
     # values of keys past every query's documents are NaN, which a visit
@@ -212,7 +186,7 @@ def test_document_mask_with_block_mask():
         q = randn(B, H, SQ, D, dtype=dtype)
         k = randn(B, HKV, SK, D, dtype=dtype)
         v = randn(B, HKV, SK, D, dtype=dtype)
-        ref_out, ref_lse = masked_reference(q, k, v, mask)
+        ref_out, ref_lse = reference(q, k, v, mask_mod=mask)
         v[:, :, first_hidden:] = float("nan")
         out, lse = attn_mlir.flash_attention(q, k, v, mask_mod=mask,
                                              block_mask=bm, return_lse=True)
@@ -237,9 +211,7 @@ def test_trace_variant_in_one_graph():
     out = compiled(q, k, v)
     eager = attn_mlir.flash_attention(q, k, v, mask_mod=mask, softcap=30.0)
     assert torch.equal(out, eager)
-    ref_out, _ = masked_reference(
-        q, k, v, lambda b, h, qi, ki: (ki < 333) | (ki <= qi + 200),
-        softcap=30.0)
+    ref_out, _ = reference(q, k, v, mask_mod=mask, softcap=30.0)
     expect_close(out, ref_out, torch.bfloat16, "trace_variant prefix-LM")
 
 
