@@ -127,20 +127,16 @@ Value inWindow(OpBuilder &b, Location loc, Value qIdx, Value kvIdx,
   };
   Value query = alignedQuery(b, loc, qIdx, spec), key = wide(kvIdx);
   Value seen = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-  if (spec.windowLeft >= 0) {
-    Value first = arith::SubIOp::create(b, loc, query,
-                                        constant(spec.windowLeft));
+  // key `predicate` query + offset, and'ed in.
+  auto bound = [&](arith::CmpIPredicate predicate, int64_t offset) {
+    Value edge = arith::AddIOp::create(b, loc, query, constant(offset));
     seen = arith::AndIOp::create(
-        b, loc, seen,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key, first));
-  }
-  if (spec.windowRight >= 0) {
-    Value last = arith::AddIOp::create(b, loc, query,
-                                       constant(spec.windowRight));
-    seen = arith::AndIOp::create(
-        b, loc, seen,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key, last));
-  }
+        b, loc, seen, arith::CmpIOp::create(b, loc, predicate, key, edge));
+  };
+  if (spec.windowLeft >= 0)
+    bound(arith::CmpIPredicate::sge, -spec.windowLeft);
+  if (spec.windowRight >= 0)
+    bound(arith::CmpIPredicate::sle, spec.windowRight);
   return seen;
 }
 
