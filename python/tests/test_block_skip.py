@@ -25,50 +25,9 @@ import pytest
 
 import attn_mlir
 import reference
+from mask_fuzz import mask_from, random_mask_source
 
 BOUND = 1e-5
-
-
-def random_mask_source(rng):
-    """A mask_mod's body as Python text over b, h, q_idx, kv_idx."""
-    def term():
-        kind = rng.integers(6)
-        if kind == 0:
-            return "q_idx"
-        if kind == 1:
-            return "kv_idx"
-        if kind == 2:
-            c = int(rng.integers(-2, 3))
-            return f"({c} * q_idx + kv_idx)"
-        if kind == 3:
-            return f"abs(q_idx - kv_idx + {int(rng.integers(-60, 61))})"
-        if kind == 4:
-            return f"(kv_idx // {int(rng.integers(1, 97))})"
-        return f"((q_idx + {int(rng.integers(0, 5))} * h + b) % " \
-               f"{int(rng.integers(1, 130))})"
-
-    def comparison():
-        op = ["<", "<=", ">", ">=", "==", "!="][rng.integers(6)]
-        right = term() if rng.random() < 0.5 else \
-            f"({term()} + {int(rng.integers(-200, 201))})"
-        return f"({term()} {op} {right})"
-
-    def boolean(depth):
-        if depth == 0 or rng.random() < 0.3:
-            return comparison()
-        a, b = boolean(depth - 1), boolean(depth - 1)
-        kind = rng.integers(3)
-        if kind == 0:
-            return f"({a} & {b})"
-        if kind == 1:
-            return f"({a} | {b})"
-        return f"(~{a})"
-
-    return boolean(2)
-
-
-def mask_from(source):
-    return eval(f"lambda b, h, q_idx, kv_idx: {source}")
 
 
 def fuzz(seed, cases):

@@ -1,0 +1,106 @@
+"""Block skipping on the GPU target, as test_block_skip.py does it on the
+CPU: random mask_mods from the same grammar on torch CUDA tensors (f16 /
+bf16, head dims 64 and 128, GQA, random lengths spanning several tiles,
+causal kinds, half the time a block mask built on the GPU) against the
+float64 GPU reference of test_torch_cuda.py evaluating the same functions,
+output and LSE; and the negative controls: the same fuzz in a subprocess
+with ATTN_DEBUG_MASK_PLANT=partial-as-empty or partial-as-full must find a
+mismatch. Skipped without torch or a GPU; runs as a script too."""
+
+import os
+import subprocess
+import sys
+
+if os.environ.get("ATTN_TEST_INSTALLED") != "1":
+    sys.path.insert(0,
+                    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+from mask_fuzz import mask_from, random_mask_source  # noqa: E402
+from test_torch_cuda import (BOUND, HAVE_CUDA, reference,  # noqa: E402
+                             rel_l2, run_as_script)
+
+try:
+    import pytest
+    pytestmark = pytest.mark.skipif(not HAVE_CUDA, reason="needs torch+CUDA")
+except ImportError:
+    pytest = None
+
+# GPU variants stay behind ATTN_GPU_VARIANTS=1 until they have passed on a
+# GPU (gpuVariantsEnabled in attn/JIT/Attention.h).
+os.environ.setdefault("ATTN_GPU_VARIANTS", "1")
+
+import attn_mlir  # noqa: E402
+
+if HAVE_CUDA:
+    import torch
+
+
+def fuzz(seed, cases):
+    """Runs `cases` random masks on the GPU; returns those that mismatched."""
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    failures = []
+    for _ in range(cases):
+        source = random_mask_source(rng)
+        sq = int(rng.integers(1, 600))
+        skv = int(rng.integers(1, 1300))
+        causal = [None, "top_left", "bottom_right"][rng.integers(3)]
+        dtype = [torch.float16, torch.bfloat16][rng.integers(2)]
+        d = int(rng.choice([64, 128]))
+        q = torch.randn(2, 4, sq, d, device="cuda", dtype=dtype)
+        k = torch.randn(2, 2, skv, d, device="cuda", dtype=dtype)
+        v = torch.randn(2, 2, skv, d, device="cuda", dtype=dtype)
+        mask = mask_from(source)
+        block_mask = None
+        if rng.random() < 0.5:
+            block_mask = attn_mlir.create_block_mask(
+                mask, 2, 4, sq, skv, device="cuda",
+                BLOCK_SIZE=int(rng.choice([64, 100, 128])))
+        out, lse = attn_mlir.flash_attention(
+            q, k, v, causal=causal, return_lse=True, mask_mod=mask,
+            block_mask=block_mask)
+        ref_out, ref_lse = reference(q, k, v, causal, mask_mod=mask)
+        bound = BOUND[str(dtype)]
+        errors = (rel_l2(out, ref_out), rel_l2(lse, ref_lse))
+        if not max(errors) <= bound:
+            failures.append(f"{source} {dtype} d{d} sq={sq} skv={skv} "
+                            f"causal={causal} block_mask={block_mask}: "
+                            f"rel_l2 {errors[0]:.2e} lse {errors[1]:.2e}")
+    return failures
+
+
+def test_fuzzed_masks_match_the_reference():
+    seed = int(np.random.SeedSequence().entropy % 2**32)  # fresh every run
+    failures = fuzz(seed, 24)
+    print(f"  seed {seed}: {len(failures)} of 24 mismatched")
+    assert not failures, f"seed {seed}: " + "; ".join(failures)
+
+
+def planted(plant):
+    # In a subprocess: the plant is read from the environment, and its
+    # kernels must never share a cache with sound ones.
+    env = dict(os.environ, ATTN_DEBUG_MASK_PLANT=plant, ATTN_CACHE_DIR="off")
+    script = ("import test_torch_cuda_block_skip as t\n"
+              "print(len(t.fuzz(1234, 12)))\n")
+    result = subprocess.run([sys.executable, "-c", script], env=env,
+                            cwd=os.path.dirname(os.path.abspath(__file__)),
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    caught = int(result.stdout.split()[-1])
+    print(f"  planted {plant}: {caught} of 12 mismatched")
+    assert caught > 0, f"the planted {plant} bug went unnoticed"
+
+
+def test_planted_partial_as_empty_is_caught():
+    planted("partial-as-empty")
+
+
+def test_planted_partial_as_full_is_caught():
+    planted("partial-as-full")
+
+
+if __name__ == "__main__":
+    run_as_script(globals(), "test_torch_cuda_block_skip")
