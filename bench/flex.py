@@ -27,10 +27,6 @@ import math
 import os
 import sys
 
-# CUDA variants are compiled only with ATTN_GPU_VARIANTS=1 until a GPU run
-# has checked them (python/tests/test_torch_cuda_variants.py).
-os.environ.setdefault("ATTN_GPU_VARIANTS", "1")
-
 import torch  # noqa: E402
 from torch.nn.attention.flex_attention import (  # noqa: E402
     create_block_mask as flex_block_mask, flex_attention)

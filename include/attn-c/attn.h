@@ -70,10 +70,8 @@ typedef struct attn_spec {
 
 /** Attention variants, compiled into the kernel; all defaults
  *  ({sizeof(attn_variant_spec), 0, -1, -1, NULL, NULL, 0, NULL, NULL, 0})
- *  mean none. On CUDA targets only with ATTN_GPU_VARIANTS=1 in the
- *  environment until a GPU run has checked them. Set struct_size to
- *  sizeof(attn_variant_spec): fields added later keep their defaults for
- *  callers built before them. */
+ *  mean none. Set struct_size to sizeof(attn_variant_spec): fields added
+ *  later keep their defaults for callers built before them. */
 typedef struct attn_variant_spec {
   size_t struct_size;
   /** > 0: each scaled score s becomes softcap * tanh(s / softcap). */

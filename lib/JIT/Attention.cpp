@@ -114,11 +114,6 @@ std::string AttentionSpec::variantsText() const {
   return text;
 }
 
-bool attn::gpuVariantsEnabled() {
-  const char *value = std::getenv("ATTN_GPU_VARIANTS");
-  return value && std::string(value) == "1";
-}
-
 std::string attn::maskPlantFromEnvironment() {
   const char *value = std::getenv("ATTN_DEBUG_MASK_PLANT");
   return value ? value : "";

@@ -199,14 +199,6 @@ attn::detail::getScheduledKernel(const AttentionSpec &spec,
     error = invalid;
     return nullptr;
   }
-  if (target.kind == Target::Kind::Cuda && spec.hasVariants() &&
-      !gpuVariantsEnabled()) {
-    error = "attention variants on CUDA (softcap, windows, score_mod, "
-            "mask_mod) are compiled but not yet checked on a GPU: set "
-            "ATTN_GPU_VARIANTS=1 to run them anyway (the CPU target runs "
-            "them checked)";
-    return nullptr;
-  }
   // A Target built by hand skips Target::parse: its chip is checked here,
   // before anything is compiled (GpuChips.h).
   if (target.kind == Target::Kind::Cuda &&

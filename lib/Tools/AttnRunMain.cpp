@@ -502,10 +502,6 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     return kOk;
   }
   bool onGpu = opts.target == "cuda";
-  if (onGpu && specOf(opts).hasVariants() && !::attn::gpuVariantsEnabled())
-    return fail("--softcap, --window and --alibi on the GPU are compiled but "
-                "not yet checked on one: set ATTN_GPU_VARIANTS=1 to run them "
-                "anyway (--emit-ptx with --target cpu writes their PTX)");
 
   DialectRegistry registry;
   registerAttnDialects(registry);
@@ -552,21 +548,6 @@ int mlir::attn::attnRunMain(int argc, char **argv,
   std::string mismatch;
   SmallVector<FlashAttentionOp> wholeOps;
   source->walk([&](FlashAttentionOp op) { wholeOps.push_back(op); });
-  // Variants on the GPU, also a kernel file's own regions, wait for
-  // ATTN_GPU_VARIANTS=1 (not yet checked on one).
-  if (onGpu && !::attn::gpuVariantsEnabled()) {
-    bool variants = false;
-    source->walk([&](Operation *op) {
-      if (auto whole = dyn_cast<FlashAttentionOp>(op))
-        variants |= !whole.getScoreMod().empty() ||
-                    !whole.getMaskMod().empty();
-      variants |= isa<ScoreModOp, MaskModOp>(op);
-    });
-    if (variants)
-      return fail("the kernel's score_mod / mask_mod regions are compiled "
-                  "for the GPU but not yet checked on one: set "
-                  "ATTN_GPU_VARIANTS=1 to run them anyway");
-  }
   if (wholeOps.size() == 1) {
     FlashAttentionOp op = wholeOps.front();
     std::string kernelCausal = stringifyCausalAlignment(op.getCausal()).str();

@@ -509,8 +509,7 @@ class _Variants:
 
 
 _VARIANTS_DOC = """
-    Variants (on CUDA only with ATTN_GPU_VARIANTS=1 until checked on a
-    GPU). score_mod(score, b, h, q_idx, kv_idx) and mask_mod(b, h, q_idx,
+    Variants. score_mod(score, b, h, q_idx, kv_idx) and mask_mod(b, h, q_idx,
     kv_idx) are FlexAttention's: plain Python functions, traced with
     symbolic values into the kernel (Python arithmetic, comparisons, & | ~,
     np.where / torch.where, np.tanh / exp / log / abs / minimum / maximum

@@ -9,7 +9,6 @@ wrong result. From the repository root:
 import os
 import sys
 
-os.environ.setdefault("ATTN_GPU_VARIANTS", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch  # noqa: E402

@@ -29,9 +29,6 @@ try:
 except ImportError:
     pytest = None
 
-# GPU variants stay behind ATTN_GPU_VARIANTS=1 until this test has passed
-# on a GPU (gpuVariantsEnabled in attn/JIT/Attention.h).
-os.environ.setdefault("ATTN_GPU_VARIANTS", "1")
 
 import attn_mlir  # noqa: E402
 

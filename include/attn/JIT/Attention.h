@@ -78,9 +78,7 @@ struct AttentionSpec {
   /// the scale. A sliding window: query i sees key j when
   /// i + d - windowLeft <= j <= i + d + windowRight, d = seq_kv - seq_q
   /// (0 with perSequenceKvLens, whose query positions already count from
-  /// the start of the cache); -1 leaves that side unbounded. On CUDA
-  /// targets they need ATTN_GPU_VARIANTS=1 until a GPU run has checked
-  /// them (gpuVariantsEnabled).
+  /// the start of the cache); -1 leaves that side unbounded.
   float softcap = 0.0f;
   int64_t windowLeft = -1, windowRight = -1;
   /// User-written variants (FlexAttention's), MLIR text of one func.func
@@ -123,11 +121,6 @@ struct AttentionSpec {
   /// The built-in variants' part of str() ("" when none).
   std::string variantsText() const;
 };
-
-/// Whether CUDA kernels with variants (softcap, windows) may be made: their
-/// PTX is checked, their numbers not yet on a GPU, so they wait for
-/// ATTN_GPU_VARIANTS=1 in the environment.
-bool gpuVariantsEnabled();
 
 /// ATTN_DEBUG_MASK_PLANT, for negative controls only: a deliberate error
 /// in block skipping ("partial-as-empty": tiles the mask partly sees
