@@ -106,3 +106,24 @@ def test_hidden_key_blocks_are_not_read(causal):
     assert np.isfinite(out).all(), "a hidden key block was visited"
     assert reference.rel_l2(out, ref_out) <= BOUND
     assert reference.rel_l2(lse, ref_lse) <= BOUND
+
+
+def test_the_built_in_window_skips_blocks():
+    # window_size is a mask_mod written in i64 (VariantComposer): its
+    # interval form must still bound the key loop. 96 queries aligned to
+    # the last of 700 keys, window (64, 0): keys [540, 700) are seen at
+    # most, so values outside [512, 700) (whole 128-key blocks) are NaN.
+    rng = np.random.default_rng()
+    sq, skv = 96, 700
+    q = rng.standard_normal((1, 2, sq, 32)).astype(np.float32)
+    k = rng.standard_normal((1, 2, skv, 32)).astype(np.float32)
+    v = rng.standard_normal((1, 2, skv, 32)).astype(np.float32)
+    ref_out, ref_lse = reference.attention(q, k, v, "bottom_right",
+                                           window=(64, 0))
+    poisoned = v.copy()
+    poisoned[:, :, :512] = np.nan
+    out, lse = attn_mlir.flash_attention(q, k, poisoned, window_size=(64, 0),
+                                         return_lse=True)
+    assert np.isfinite(out).all(), "a key block outside the window was read"
+    assert reference.rel_l2(out, ref_out) <= BOUND
+    assert reference.rel_l2(lse, ref_lse) <= BOUND

@@ -3,7 +3,8 @@
 // (some near the ends of the i32 range, where the region's arithmetic
 // wraps), the verdict is folded to constants and compared with every pair
 // of the ranges evaluated by a small interpreter of the region written
-// here (i32 wrapping semantics, as the lowering's). Sound: a pair that
+// here (i32 wrapping semantics, as the lowering's; i64 values never wrap
+// in these rules). Sound: a pair that
 // yields true needs maySee, one that yields false needs mayHide. Rules that
 // should be exact (plain comparisons) are checked to be.
 
@@ -52,7 +53,8 @@ int64_t interpret(Block &block, const Point &p) {
     Value r = op.getNumResults() ? op.getResult(0) : Value();
     auto a = [&](unsigned i) { return get(op.getOperand(i)); };
     bool i1 = r && r.getType().isInteger(1);
-    auto fix = [&](int64_t x) { return i1 ? (x & 1) : wrap(x); };
+    bool i64 = r && r.getType().isInteger(64);
+    auto fix = [&](int64_t x) { return i1 ? (x & 1) : i64 ? x : wrap(x); };
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
       APInt value = cast<IntegerAttr>(c.getValue()).getValue();
       set(r, i1 ? int64_t(value.getBoolValue()) : value.getSExtValue());
@@ -65,17 +67,17 @@ int64_t interpret(Block &block, const Point &p) {
     } else if (isa<arith::MulIOp>(op)) {
       set(r, fix(a(0) * a(1)));
     } else if (isa<arith::DivSIOp>(op)) {
-      set(r, wrap(a(0) / a(1)));
+      set(r, fix(a(0) / a(1)));
     } else if (isa<arith::FloorDivSIOp>(op)) {
       int64_t q = a(0) / a(1);
       if ((a(0) % a(1) != 0) && ((a(0) < 0) != (a(1) < 0)))
         --q;
-      set(r, wrap(q));
+      set(r, fix(q));
     } else if (isa<arith::CeilDivSIOp>(op)) {
       int64_t q = a(0) / a(1);
       if ((a(0) % a(1) != 0) && ((a(0) < 0) == (a(1) < 0)))
         ++q;
-      set(r, wrap(q));
+      set(r, fix(q));
     } else if (isa<arith::RemSIOp>(op)) {
       set(r, a(0) % a(1));
     } else if (isa<arith::MinSIOp>(op)) {
@@ -83,7 +85,9 @@ int64_t interpret(Block &block, const Point &p) {
     } else if (isa<arith::MaxSIOp>(op)) {
       set(r, std::max(a(0), a(1)));
     } else if (isa<math::AbsIOp>(op)) {
-      set(r, wrap(a(0) < 0 ? -a(0) : a(0)));
+      set(r, fix(a(0) < 0 ? -a(0) : a(0)));
+    } else if (isa<arith::TruncIOp>(op)) {
+      set(r, fix(a(0)));
     } else if (isa<arith::ExtUIOp>(op)) {
       set(r, a(0));
     } else if (isa<arith::ExtSIOp>(op)) {
@@ -98,7 +102,9 @@ int64_t interpret(Block &block, const Point &p) {
       set(r, fix(a(0) ^ a(1)));
     } else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
       int64_t x = a(0), y = a(1);
-      uint32_t ux = uint32_t(x), uy = uint32_t(y);
+      bool wide = op.getOperand(0).getType().isInteger(64);
+      uint64_t ux = wide ? uint64_t(x) : uint32_t(x);
+      uint64_t uy = wide ? uint64_t(y) : uint32_t(y);
       using P = arith::CmpIPredicate;
       bool result = false;
       switch (cmp.getPredicate()) {
@@ -203,6 +209,32 @@ const Rule rules[] = {
      "%w = arith.cmpi slt, %q, %b : i32\n %s = arith.select %t, %u, %w : i1\n"
      "%true = arith.constant true\n %n = arith.xori %s, %true : i1\n"
      "%r = arith.ori %n, %u : i1",
+     false},
+    // The built-in window as VariantComposer writes it: in i64.
+    {"window_i64",
+     "%q64 = arith.extsi %q : i32 to i64\n %kv64 = arith.extsi %kv : i32 to i64\n"
+     "%k = attn.seq_len key\n %lq = attn.seq_len query\n"
+     "%k64 = arith.extsi %k : i32 to i64\n %lq64 = arith.extsi %lq : i32 to i64\n"
+     "%d = arith.subi %k64, %lq64 : i64\n %a = arith.addi %q64, %d : i64\n"
+     "%l = arith.constant -1024 : i64\n %lo = arith.addi %a, %l : i64\n"
+     "%t = arith.constant true\n %ge = arith.cmpi sge, %kv64, %lo : i64\n"
+     "%t1 = arith.andi %t, %ge : i1\n %le = arith.cmpi sle, %kv64, %a : i64\n"
+     "%r = arith.andi %t1, %le : i1",
+     false},
+    {"i64_mul_abs_div",
+     "%q64 = arith.extsi %q : i32 to i64\n %kv64 = arith.extsi %kv : i32 to i64\n"
+     "%m = arith.muli %q64, %kv64 : i64\n %c = arith.constant -3 : i64\n"
+     "%d = arith.floordivsi %m, %c : i64\n %a = math.absi %d : i64\n"
+     "%e = arith.remsi %kv64, %c : i64\n %n = arith.minsi %a, %e : i64\n"
+     "%z = arith.constant 100 : i64\n %r = arith.cmpi ult, %n, %z : i64",
+     false},
+    // i64 too wide to bound (2^62 and more): unknown, still sound; a
+    // truncation back to i32 of a product that leaves the range.
+    {"i64_unbounded_trunc",
+     "%q64 = arith.extsi %q : i32 to i64\n %m = arith.muli %q64, %q64 : i64\n"
+     "%big = arith.muli %m, %q64 : i64\n %w = arith.trunci %m : i64 to i32\n"
+     "%kv64 = arith.extsi %kv : i32 to i64\n %lt = arith.cmpi slt, %big, %kv64 : i64\n"
+     "%ge = arith.cmpi sge, %w, %kv : i32\n %r = arith.ori %lt, %ge : i1",
      false},
     {"seq_len",
      "%k = attn.seq_len key\n %c = arith.constant 3 : i32\n"

@@ -3,7 +3,10 @@
 // Each value of the region gets an abstract value: an i32 integer becomes
 // an interval [lo, hi] held in i64 (so no rule overflows: every input is in
 // the i32 range and products of two stay below 2^62), an i1 becomes the
-// pair (mayTrue, mayFalse), anything else is unknown. Each rule is sound
+// pair (mayTrue, mayFalse), anything else is unknown. i64 integers (the
+// built-in window computes in i64) are intervals too while a bound on
+// their magnitude, known when the rule is built, stays below 2^62: then no
+// rule's i64 arithmetic can overflow either. Each rule is sound
 // (the real value of any point of its input intervals lies in its output),
 // so the verdict holds for every pair in the ranges; being monotone in its
 // inputs too, it lets the key-loop bisection find the longest hidden
@@ -28,9 +31,15 @@ using namespace mlir::attn;
 
 namespace {
 
+/// |v| <= kI32Bound for every i32 value; i64 values beyond kI64Limit are
+/// unknown.
+constexpr uint64_t kI32Bound = uint64_t(1) << 31;
+constexpr uint64_t kI64Limit = uint64_t(1) << 62;
+
 struct Abstract {
   enum class Kind { Unknown, Int, Bool } kind = Kind::Unknown;
-  Value lo, hi;              // Int: i64 bounds of an i32 value
+  Value lo, hi;              // Int: i64 bounds of an i32 or i64 value
+  uint64_t bound = 0;        // Int: |v| <= bound, known statically
   Value mayTrue, mayFalse;   // Bool: i1
 };
 
@@ -70,14 +79,17 @@ public:
     return b.createOrFold<arith::SelectOp>(loc, c, x, y);
   }
 
-  Abstract integer(Value lo, Value hi) {
+  Abstract integer(Value lo, Value hi, uint64_t bound = kI32Bound) {
     Abstract a;
     a.kind = Abstract::Kind::Int;
     a.lo = lo;
     a.hi = hi;
+    a.bound = bound;
     return a;
   }
-  Abstract exact(Value i64Value) { return integer(i64Value, i64Value); }
+  Abstract exact(Value i64Value, uint64_t bound = kI32Bound) {
+    return integer(i64Value, i64Value, bound);
+  }
   Abstract boolean(Value mayTrue, Value mayFalse) {
     Abstract a;
     a.kind = Abstract::Kind::Bool;
@@ -109,7 +121,18 @@ public:
 };
 
 bool isI32(Type t) { return t.isInteger(32); }
+bool isI64(Type t) { return t.isInteger(64); }
 bool isI1(Type t) { return t.isInteger(1); }
+
+/// a + b and a * b, saturated at kI64Limit + 1 (beyond every limit).
+uint64_t boundSum(uint64_t a, uint64_t b) {
+  return std::min(a + b, kI64Limit + 1); // both <= 2^62 + 1: no wrap
+}
+uint64_t boundProduct(uint64_t a, uint64_t b) {
+  if (a == 0 || b == 0)
+    return 0;
+  return a > (kI64Limit + 1) / b ? kI64Limit + 1 : a * b;
+}
 
 class MaskClassifier {
 public:
@@ -151,13 +174,28 @@ private:
     Abstract a = get(v);
     return a.kind == Abstract::Kind::Bool ? a : e.unknownBool();
   }
-  /// An i32 constant divisor other than 0.
+  /// An i32 or i64 constant divisor other than 0 (and INT64_MIN, whose
+  /// magnitude i64 cannot hold).
   std::optional<int64_t> constantDivisor(Value v) {
     APInt known;
-    if (!isI32(v.getType()) || !matchPattern(v, m_ConstantInt(&known)) ||
-        known.isZero())
+    if (!(isI32(v.getType()) || isI64(v.getType())) ||
+        !matchPattern(v, m_ConstantInt(&known)) || known.isZero() ||
+        (isI64(v.getType()) && known.isMinSignedValue()))
       return std::nullopt;
     return known.getSExtValue();
+  }
+
+  /// A rule's result [lo, hi] of type `type` whose magnitude is at most
+  /// `bound` if the operation is exact in i64: an i32 result that may have
+  /// wrapped is the whole i32 range; i64 results are only built (callers
+  /// check fits() first) while bound <= kI64Limit.
+  Abstract result(Type type, Value lo, Value hi, uint64_t bound) {
+    if (isI32(type))
+      return e.fitI32(lo, hi);
+    return e.integer(lo, hi, bound);
+  }
+  static bool fits(Type type, uint64_t bound) {
+    return isI32(type) || bound <= kI64Limit;
   }
 
   Abstract visit(Operation &op) {
@@ -180,11 +218,17 @@ private:
       }
       if (attr && isI32(type))
         return e.exact(e.i64(attr.getValue().getSExtValue()));
+      if (attr && isI64(type) && !attr.getValue().isMinSignedValue()) {
+        int64_t v = attr.getValue().getSExtValue();
+        uint64_t magnitude = v < 0 ? uint64_t(-v) : uint64_t(v);
+        if (magnitude <= kI64Limit)
+          return e.exact(e.i64(v), magnitude);
+      }
       return {};
     }
     if (isI1(type))
       return visitBool(op);
-    if (!isI32(type))
+    if (!isI32(type) && !isI64(type))
       return {};
 
     // Integer rules: every operand an interval, else unknown.
@@ -196,17 +240,32 @@ private:
           return {};
         in.push_back(a);
       }
-    if (isa<arith::AddIOp>(op)) {
-      Value lo = arith::AddIOp::create(e.b, e.loc, in[0].lo, in[1].lo);
-      Value hi = arith::AddIOp::create(e.b, e.loc, in[0].hi, in[1].hi);
-      return e.fitI32(lo, hi);
+    if (isa<arith::TruncIOp>(op) && isI32(type)) // exact within i32
+      return e.fitI32(in[0].lo, in[0].hi);
+    if (auto ext = dyn_cast<arith::ExtSIOp>(op);
+        ext && isI32(ext.getIn().getType())) {
+      Abstract a = get(ext.getIn());
+      return a.kind == Abstract::Kind::Int ? e.integer(a.lo, a.hi, kI32Bound)
+                                           : Abstract();
     }
-    if (isa<arith::SubIOp>(op)) {
-      Value lo = arith::SubIOp::create(e.b, e.loc, in[0].lo, in[1].hi);
-      Value hi = arith::SubIOp::create(e.b, e.loc, in[0].hi, in[1].lo);
-      return e.fitI32(lo, hi);
+    if (isa<arith::AddIOp, arith::SubIOp>(op)) {
+      uint64_t bound = boundSum(in[0].bound, in[1].bound);
+      if (!fits(type, bound))
+        return {};
+      Value lo, hi;
+      if (isa<arith::AddIOp>(op)) {
+        lo = arith::AddIOp::create(e.b, e.loc, in[0].lo, in[1].lo);
+        hi = arith::AddIOp::create(e.b, e.loc, in[0].hi, in[1].hi);
+      } else {
+        lo = arith::SubIOp::create(e.b, e.loc, in[0].lo, in[1].hi);
+        hi = arith::SubIOp::create(e.b, e.loc, in[0].hi, in[1].lo);
+      }
+      return result(type, lo, hi, bound);
     }
     if (isa<arith::MulIOp>(op)) {
+      uint64_t bound = boundProduct(in[0].bound, in[1].bound);
+      if (!fits(type, bound))
+        return {};
       Value ll = arith::MulIOp::create(e.b, e.loc, in[0].lo, in[1].lo);
       Value lh = arith::MulIOp::create(e.b, e.loc, in[0].lo, in[1].hi);
       Value hl = arith::MulIOp::create(e.b, e.loc, in[0].hi, in[1].lo);
@@ -217,7 +276,7 @@ private:
       Value hi2 = e.max(hl, hh);
       Value lo = e.min(lo1, lo2);
       Value hi = e.max(hi1, hi2);
-      return e.fitI32(lo, hi);
+      return result(type, lo, hi, bound);
     }
     if (isa<arith::DivSIOp, arith::FloorDivSIOp, arith::CeilDivSIOp>(op)) {
       // Monotone in the dividend for a constant divisor: increasing when
@@ -235,19 +294,17 @@ private:
       };
       Value atLo = divide(in[0].lo);
       Value atHi = divide(in[0].hi);
-      return *d > 0 ? e.fitI32(atLo, atHi) : e.fitI32(atHi, atLo);
+      // |x / d| <= |x| (rounded either way, |d| >= 1; 0 stays 0).
+      return *d > 0 ? result(type, atLo, atHi, in[0].bound)
+                    : result(type, atHi, atLo, in[0].bound);
     }
     if (isa<arith::RemSIOp>(op))
       return remainder(op, in[0]);
-    if (isa<arith::MinSIOp>(op)) {
-      Value lo = e.min(in[0].lo, in[1].lo);
-      Value hi = e.min(in[0].hi, in[1].hi);
-      return e.integer(lo, hi);
-    }
-    if (isa<arith::MaxSIOp>(op)) {
-      Value lo = e.max(in[0].lo, in[1].lo);
-      Value hi = e.max(in[0].hi, in[1].hi);
-      return e.integer(lo, hi);
+    if (isa<arith::MinSIOp, arith::MaxSIOp>(op)) {
+      bool min = isa<arith::MinSIOp>(op);
+      Value lo = min ? e.min(in[0].lo, in[1].lo) : e.max(in[0].lo, in[1].lo);
+      Value hi = min ? e.min(in[0].hi, in[1].hi) : e.max(in[0].hi, in[1].hi);
+      return e.integer(lo, hi, std::max(in[0].bound, in[1].bound));
     }
     if (isa<math::AbsIOp>(op)) {
       // [lo, hi] >= 0: itself; <= 0: [-hi, -lo]; else [0, max(-lo, hi)].
@@ -261,7 +318,7 @@ private:
       Value lo = e.select(nonNegative, in[0].lo, mixedLo);
       Value mixedHi = e.select(nonPositive, negLo, spanHi);
       Value hi = e.select(nonNegative, in[0].hi, mixedHi);
-      return e.fitI32(lo, hi); // |INT32_MIN| wraps
+      return result(type, lo, hi, in[0].bound); // |INT32_MIN| wraps
     }
     if (isa<arith::ExtUIOp, arith::ExtSIOp>(op) &&
         isI1(op.getOperand(0).getType())) {
@@ -273,7 +330,7 @@ private:
       Value hi1 = e.select(c.mayTrue, trueValue, zero);
       Value lo = e.min(lo1, hi1);
       Value hi = e.max(lo1, hi1);
-      return e.integer(lo, hi);
+      return e.integer(lo, hi, 1);
     }
     if (auto select = dyn_cast<arith::SelectOp>(op)) {
       Abstract x = get(select.getTrueValue());
@@ -289,7 +346,7 @@ private:
       Value bothWays = e.both(c.mayTrue, c.mayFalse);
       Value lo = e.select(bothWays, hullLo, knownLo);
       Value hi = e.select(bothWays, hullHi, knownHi);
-      return e.integer(lo, hi);
+      return e.integer(lo, hi, std::max(x.bound, y.bound));
     }
     return {};
   }
@@ -319,7 +376,7 @@ private:
     Value signHi = e.select(nonPositive, zero, most);
     Value lo = e.select(exactly, remLo, signLo);
     Value hi = e.select(exactly, remHi, signHi);
-    return e.integer(lo, hi);
+    return e.integer(lo, hi, std::min(x.bound, uint64_t(m - 1)));
   }
 
   Abstract visitBool(Operation &op) {
