@@ -52,7 +52,16 @@ Value lowerMathOp(OpBuilder &b, Operation *op, ValueRange operands) {
       // (convert-gpu-to-nvvm turns llvm.intr.fabs / sqrt / floor / ceil on
       // f32 into libdevice calls: the instructions are written here.)
       .Case([&](math::AbsFOp) {
-        return inlinePtx(b, loc, "abs.f32 $0, $1;", x);
+        // The sign bit cleared, in plain integer ops: inline PTX is taken
+        // to have side effects, which kept LLVM from merging the loads
+        // around it (ALiBi's slope, read once per score).
+        Type i32 = b.getI32Type();
+        Value bits = arith::BitcastOp::create(b, loc, i32, x);
+        Value magnitudeMask =
+            arith::ConstantIntOp::create(b, loc, i32, 0x7fffffff);
+        Value magnitude = arith::AndIOp::create(b, loc, bits, magnitudeMask);
+        return arith::BitcastOp::create(b, loc, b.getF32Type(), magnitude)
+            .getResult();
       })
       .Case([&](math::SqrtOp) {
         return inlinePtx(b, loc, "sqrt.rn.f32 $0, $1;", x);

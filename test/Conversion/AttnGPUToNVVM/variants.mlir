@@ -73,7 +73,11 @@ module attributes {gpu.container_module} {
 // NVVM: nvvm.inline_ptx "tanh.approx.f32 $0, $1;"
 // NVVM: nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
 // NVVM: nvvm.inline_ptx "lg2.approx.ftz.f32 $0, $1;"
-// NVVM: nvvm.inline_ptx "abs.f32 $0, $1;"
+// absf: the sign bit cleared in integer ops (no inline PTX, no libdevice).
+// NVVM: %[[BITS:.+]] = arith.bitcast %{{.+}} : f32 to i32
+// NVVM-NEXT: %[[SIGN_CLEAR:.+]] = arith.constant 2147483647 : i32
+// NVVM-NEXT: %[[MAGNITUDE:.+]] = arith.andi %[[BITS]], %[[SIGN_CLEAR]] : i32
+// NVVM-NEXT: arith.bitcast %[[MAGNITUDE]] : i32 to f32
 // NVVM: nvvm.inline_ptx "sqrt.rn.f32 $0, $1;"
 // NVVM: nvvm.inline_ptx "cvt.rmi.f32.f32 $0, $1;"
 // NVVM: llvm.intr.fma
