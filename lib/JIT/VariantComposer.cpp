@@ -147,9 +147,11 @@ Value inWindow(OpBuilder &b, Location loc, Value qIdx, Value kvIdx,
 /// them once per row and column of a tile, leaving a subtract and a fused
 /// multiply-add per score (an i64 distance costs an i64 abs and an
 /// i64-to-f32 conversion per score, which doubled ALiBi's cost on the
-/// H200). Positions are exact in f32 below 2^24; past that the rounding is
-/// the f32 score's own. The aligned query q + kv_len - q_len lies in
-/// [kv_len - q_len, kv_len): i32 holds it.
+/// H200). Positions are exact in f32 below 2^24 (16M tokens); past that
+/// each rounds to a multiple of 2 or more, so the distance may be off by
+/// that much (a penalty error of slope * 2, where the i64 form was exact).
+/// The aligned query q + kv_len - q_len lies in [kv_len - q_len, kv_len):
+/// i32 holds it.
 Value withAlibi(OpBuilder &b, Location loc, Value score, Block *block,
                 const ::attn::AttentionSpec &spec) {
   Value slopes = block->getArguments().back();

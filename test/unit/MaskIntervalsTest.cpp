@@ -3,8 +3,7 @@
 // (some near the ends of the i32 range, where the region's arithmetic
 // wraps), the verdict is folded to constants and compared with every pair
 // of the ranges evaluated by a small interpreter of the region written
-// here (i32 wrapping semantics, as the lowering's; i64 values never wrap
-// in these rules). Sound: a pair that
+// here (wrapping semantics at each width, as the lowering's). Sound: a pair that
 // yields true needs maySee, one that yields false needs mayHide. Rules that
 // should be exact (plain comparisons) are checked to be.
 
@@ -60,12 +59,12 @@ int64_t interpret(Block &block, const Point &p) {
       set(r, i1 ? int64_t(value.getBoolValue()) : value.getSExtValue());
     } else if (auto len = dyn_cast<SeqLenOp>(op)) {
       set(r, len.getSide() == SequenceSide::query ? p.queryLen : p.keyLen);
-    } else if (isa<arith::AddIOp>(op)) {
-      set(r, fix(a(0) + a(1)));
+    } else if (isa<arith::AddIOp>(op)) { // (wrapping in uint64_t: no UB)
+      set(r, fix(int64_t(uint64_t(a(0)) + uint64_t(a(1)))));
     } else if (isa<arith::SubIOp>(op)) {
-      set(r, fix(a(0) - a(1)));
+      set(r, fix(int64_t(uint64_t(a(0)) - uint64_t(a(1)))));
     } else if (isa<arith::MulIOp>(op)) {
-      set(r, fix(a(0) * a(1)));
+      set(r, fix(int64_t(uint64_t(a(0)) * uint64_t(a(1)))));
     } else if (isa<arith::DivSIOp>(op)) {
       set(r, fix(a(0) / a(1)));
     } else if (isa<arith::FloorDivSIOp>(op)) {
@@ -235,6 +234,15 @@ const Rule rules[] = {
      "%big = arith.muli %m, %q64 : i64\n %w = arith.trunci %m : i64 to i32\n"
      "%kv64 = arith.extsi %kv : i32 to i64\n %lt = arith.cmpi slt, %big, %kv64 : i64\n"
      "%ge = arith.cmpi sge, %w, %kv : i32\n %r = arith.ori %lt, %ge : i1",
+     false},
+    // A remainder by a huge i64 constant keeps the dividend's small bound,
+    // so sums of it stay exact (its ends once took m - 1 = 2^62 - 1).
+    {"i64_rem_huge_modulus",
+     "%q64 = arith.extsi %q : i32 to i64\n %kv64 = arith.extsi %kv : i32 to i64\n"
+     "%d = arith.subi %q64, %kv64 : i64\n %m = arith.constant 4611686018427387904 : i64\n"
+     "%rem = arith.remsi %d, %m : i64\n %s2 = arith.addi %rem, %rem : i64\n"
+     "%s3 = arith.addi %s2, %rem : i64\n %z = arith.constant 0 : i64\n"
+     "%r = arith.cmpi sge, %s3, %z : i64",
      false},
     {"seq_len",
      "%k = attn.seq_len key\n %c = arith.constant 3 : i32\n"

@@ -4,9 +4,9 @@
 // accumulator element a thread holds, with that element's query and key
 // positions (clamped to the last real ones). Math ops become instructions,
 // never libdevice calls: tanh as tanh.approx.f32 (sm_75+), exp / exp2 /
-// log / log2 through ex2.approx / lg2.approx, abs / sqrt / floor / ceil as
-// their PTX instructions, fma as the LLVM intrinsic NVPTX selects directly,
-// integer abs as a select.
+// log / log2 through ex2.approx / lg2.approx, sqrt / floor / ceil as their
+// PTX instructions, float abs as the sign bit cleared, fma as the LLVM
+// intrinsic NVPTX selects directly, integer abs as a select.
 //
 //===----------------------------------------------------------------------===//
 

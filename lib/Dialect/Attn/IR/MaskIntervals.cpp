@@ -360,6 +360,8 @@ private:
     if (!d)
       return {};
     int64_t m = *d < 0 ? -*d : *d;
+    // |x rem m| <= min(|x|, m - 1): the ends below keep the bound.
+    uint64_t most = std::min(x.bound, uint64_t(m - 1));
     Value modulus = e.i64(m);
     Value zero = e.i64(0);
     Value nonNegative = e.cmp(P::sge, x.lo, zero);
@@ -371,13 +373,13 @@ private:
     Value exactly = e.both(oneSign, samePeriod);
     Value remLo = arith::RemSIOp::create(e.b, e.loc, x.lo, modulus);
     Value remHi = arith::RemSIOp::create(e.b, e.loc, x.hi, modulus);
-    Value most = e.i64(m - 1);
-    Value least = e.i64(-(m - 1));
+    Value largest = e.i64(int64_t(most));
+    Value least = e.i64(-int64_t(most));
     Value signLo = e.select(nonNegative, zero, least);
-    Value signHi = e.select(nonPositive, zero, most);
+    Value signHi = e.select(nonPositive, zero, largest);
     Value lo = e.select(exactly, remLo, signLo);
     Value hi = e.select(exactly, remHi, signHi);
-    return e.integer(lo, hi, std::min(x.bound, uint64_t(m - 1)));
+    return e.integer(lo, hi, most);
   }
 
   Abstract visitBool(Operation &op) {

@@ -43,7 +43,9 @@ enum class MaskPlant { None, PartialAsEmpty, PartialAsFull };
 /// Emits at `b` the interval evaluation of `region` (a mask_mod region,
 /// already verified) over `ranges`. Integers are tracked as i64 intervals
 /// of i32 values (a result that may leave the i32 range becomes the whole
-/// range, which keeps wraparound sound); i1 values as (maySee, mayHide).
+/// range, which keeps wraparound sound) and of i64 values whose magnitude
+/// is bounded by 2^62 when the rule is built (beyond: unknown); i1 values
+/// as (maySee, mayHide).
 /// An i32 capture_load whose indices span at most two neighbouring
 /// elements (all indices single points but one, that of width 1: a tile
 /// within one or two blocks of a per-block table) is read at both ends
