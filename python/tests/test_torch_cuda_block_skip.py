@@ -3,7 +3,8 @@ CPU: random mask_mods from the same grammar on torch CUDA tensors (f16 /
 bf16, head dims 64 and 128, GQA, random lengths spanning several tiles,
 causal kinds, half the time a block mask built on the GPU) against the
 float64 GPU reference of test_torch_cuda.py evaluating the same functions,
-output and LSE; and the negative controls: the same fuzz in a subprocess
+output and LSE; the built-in window's skipped blocks NaN (never read);
+and the negative controls: the same fuzz in a subprocess
 with ATTN_DEBUG_MASK_PLANT=partial-as-empty or partial-as-full must find a
 mismatch. Skipped without torch or a GPU; runs as a script too."""
 
@@ -74,6 +75,25 @@ def test_fuzzed_masks_match_the_reference():
     failures = fuzz(seed, 24)
     print(f"  seed {seed}: {len(failures)} of 24 mismatched")
     assert not failures, f"seed {seed}: " + "; ".join(failures)
+
+
+def test_the_built_in_window_skips_blocks():
+    # window_size (64 ... 256 keys back) on 300 queries aligned to the last
+    # of 3000 keys: nothing before key 2444 is seen, so values before
+    # 2304 (whole key blocks of 64, 128 or 256) are NaN; any visit of
+    # their blocks would spread it.
+    for dtype, d in ((torch.bfloat16, 128), (torch.float16, 64)):
+        q = torch.randn(1, 4, 300, d, device="cuda", dtype=dtype)
+        k = torch.randn(1, 2, 3000, d, device="cuda", dtype=dtype)
+        v = torch.randn(1, 2, 3000, d, device="cuda", dtype=dtype)
+        ref_out, ref_lse = reference(q, k, v, window=(256, 0))
+        v[:, :, :2304] = float("nan")
+        out, lse = attn_mlir.flash_attention(q, k, v, window_size=(256, 0),
+                                             return_lse=True)
+        assert torch.isfinite(out).all(), "a key block outside the window " \
+            "was read"
+        assert rel_l2(out, ref_out) <= BOUND[str(dtype)]
+        assert rel_l2(lse, ref_lse) <= BOUND[str(dtype)]
 
 
 def planted(plant):
