@@ -1,7 +1,12 @@
 """Random mask_mods for the block-skipping fuzz tests (test_block_skip.py
 on the CPU, test_torch_cuda_block_skip.py on the GPU): affine comparisons
 of q_idx / kv_idx / b / h, floor division, remainders, abs, and / or / not,
-as Python text that numpy arrays, torch tensors and the tracer all take."""
+as Python text that numpy arrays, torch tensors and the tracer all take;
+and the planted-bug run both tests make."""
+
+import os
+import subprocess
+import sys
 
 
 def random_mask_source(rng):
@@ -44,3 +49,17 @@ def random_mask_source(rng):
 
 def mask_from(source):
     return eval(f"lambda b, h, q_idx, kv_idx: {source}")
+
+
+def planted_mismatches(module, plant, cases):
+    """How many of `module`.fuzz(1234, cases) mismatch with
+    ATTN_DEBUG_MASK_PLANT=plant. In a subprocess: the plant is read from
+    the environment, and the kernels it makes must never share a cache
+    with sound ones."""
+    env = dict(os.environ, ATTN_DEBUG_MASK_PLANT=plant, ATTN_CACHE_DIR="off")
+    script = f"import {module} as t\nprint(len(t.fuzz(1234, {cases})))\n"
+    result = subprocess.run([sys.executable, "-c", script], env=env,
+                            cwd=os.path.dirname(os.path.abspath(__file__)),
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return int(result.stdout.split()[-1])

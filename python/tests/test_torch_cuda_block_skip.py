@@ -9,7 +9,6 @@ with ATTN_DEBUG_MASK_PLANT=partial-as-empty or partial-as-full must find a
 mismatch. Skipped without torch or a GPU; runs as a script too."""
 
 import os
-import subprocess
 import sys
 
 if os.environ.get("ATTN_TEST_INSTALLED") != "1":
@@ -19,7 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-from mask_fuzz import mask_from, random_mask_source  # noqa: E402
+from mask_fuzz import (mask_from, planted_mismatches,  # noqa: E402
+                       random_mask_source)
 from test_torch_cuda import (BOUND, HAVE_CUDA, reference,  # noqa: E402
                              rel_l2, run_as_script)
 
@@ -97,16 +97,7 @@ def test_the_built_in_window_skips_blocks():
 
 
 def planted(plant):
-    # In a subprocess: the plant is read from the environment, and its
-    # kernels must never share a cache with sound ones.
-    env = dict(os.environ, ATTN_DEBUG_MASK_PLANT=plant, ATTN_CACHE_DIR="off")
-    script = ("import test_torch_cuda_block_skip as t\n"
-              "print(len(t.fuzz(1234, 12)))\n")
-    result = subprocess.run([sys.executable, "-c", script], env=env,
-                            cwd=os.path.dirname(os.path.abspath(__file__)),
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr
-    caught = int(result.stdout.split()[-1])
+    caught = planted_mismatches("test_torch_cuda_block_skip", plant, 12)
     print(f"  planted {plant}: {caught} of 12 mismatched")
     assert caught > 0, f"the planted {plant} bug went unnoticed"
 
