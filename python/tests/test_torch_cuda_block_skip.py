@@ -3,7 +3,8 @@ CPU: random mask_mods from the same grammar on torch CUDA tensors (f16 /
 bf16, head dims 64 and 128, GQA, random lengths spanning several tiles,
 causal kinds, half the time a block mask built on the GPU) against the
 float64 GPU reference of test_torch_cuda.py evaluating the same functions,
-output and LSE; the built-in window's skipped blocks NaN (never read);
+output and LSE; the built-in window's skipped blocks NaN (never
+computed with);
 and the negative controls: the same fuzz in a subprocess
 with ATTN_DEBUG_MASK_PLANT=partial-as-empty or partial-as-full must find a
 mismatch. Skipped without torch or a GPU; runs as a script too."""
@@ -78,10 +79,10 @@ def test_fuzzed_masks_match_the_reference():
 
 
 def test_the_built_in_window_skips_blocks():
-    # window_size (64 ... 256 keys back) on 300 queries aligned to the last
-    # of 3000 keys: nothing before key 2444 is seen, so values before
-    # 2304 (whole key blocks of 64, 128 or 256) are NaN; any visit of
-    # their blocks would spread it.
+    # window_size (256, 0) on 300 queries aligned to the last of 3000
+    # keys: nothing before key 2444 is seen, so values before 2304 (whole
+    # key blocks of 64, 128 or 256) are NaN; computing with any of their
+    # blocks would spread it.
     for dtype, d in ((torch.bfloat16, 128), (torch.float16, 64)):
         q = torch.randn(1, 4, 300, d, device="cuda", dtype=dtype)
         k = torch.randn(1, 2, 3000, d, device="cuda", dtype=dtype)
