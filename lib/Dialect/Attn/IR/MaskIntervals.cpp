@@ -21,7 +21,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -490,10 +489,7 @@ private:
 
   /// An i32 capture read at indices spanning at most two neighbouring
   /// elements: both ends read (clamped as the region reads them), their
-  /// hull; wider spans: the whole i32 range, without reading (the reads
-  /// sit in an scf.if: a key-loop bisection asks over wide key ranges at
-  /// every step, where dependent global loads would cost their latency
-  /// once per step).
+  /// hull; wider spans: the whole i32 range.
   Abstract captureLoad(CaptureLoadOp load) {
     using P = arith::CmpIPredicate;
     if (!isI32(load.getType()) || !captures.contains(load.getCapture()))
@@ -505,6 +501,18 @@ private:
         return {};
       indices.push_back(a);
     }
+    auto readAt = [&](bool high) -> Value {
+      IRMapping mapping = captures;
+      for (auto [index, a] : llvm::zip(load.getIndices(), indices)) {
+        Value at = arith::TruncIOp::create(e.b, e.loc, e.b.getI32Type(),
+                                           high ? a.hi : a.lo);
+        mapping.map(index, at);
+      }
+      Value element = emitCaptureLoad(e.b, e.loc, load, mapping);
+      return e.widen(element);
+    };
+    Value atLo = readAt(false);
+    Value atHi = readAt(true);
     Value span = e.i64(0);
     for (const Abstract &a : indices) {
       Value width = arith::SubIOp::create(e.b, e.loc, a.hi, a.lo);
@@ -512,33 +520,13 @@ private:
     }
     Value one = e.i64(1);
     Value narrow = e.cmp(P::sle, span, one);
-    Type i64 = e.b.getI64Type();
-    auto read = scf::IfOp::create(e.b, e.loc, TypeRange{i64, i64}, narrow,
-                                  /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(e.b);
-      e.b.setInsertionPointToStart(read.thenBlock());
-      auto readAt = [&](bool high) -> Value {
-        IRMapping mapping = captures;
-        for (auto [index, a] : llvm::zip(load.getIndices(), indices)) {
-          Value at = arith::TruncIOp::create(e.b, e.loc, e.b.getI32Type(),
-                                             high ? a.hi : a.lo);
-          mapping.map(index, at);
-        }
-        Value element = emitCaptureLoad(e.b, e.loc, load, mapping);
-        return e.widen(element);
-      };
-      Value atLo = readAt(false);
-      Value atHi = readAt(true);
-      Value hullLo = e.min(atLo, atHi);
-      Value hullHi = e.max(atLo, atHi);
-      scf::YieldOp::create(e.b, e.loc, ValueRange{hullLo, hullHi});
-      e.b.setInsertionPointToStart(read.elseBlock());
-      Value low = e.i64(std::numeric_limits<int32_t>::min());
-      Value high = e.i64(std::numeric_limits<int32_t>::max());
-      scf::YieldOp::create(e.b, e.loc, ValueRange{low, high});
-    }
-    return e.integer(read.getResult(0), read.getResult(1));
+    Value hullLo = e.min(atLo, atHi);
+    Value hullHi = e.max(atLo, atHi);
+    Value low = e.i64(std::numeric_limits<int32_t>::min());
+    Value high = e.i64(std::numeric_limits<int32_t>::max());
+    Value lo = e.select(narrow, hullLo, low);
+    Value hi = e.select(narrow, hullHi, high);
+    return e.integer(lo, hi);
   }
 
   IntervalEmitter e;
