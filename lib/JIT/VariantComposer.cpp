@@ -140,37 +140,6 @@ Value inWindow(OpBuilder &b, Location loc, Value qIdx, Value kvIdx,
   return seen;
 }
 
-/// sitofp of an i32 x >= 0 (a key position) from full-rate integer and
-/// f32 ops: x = hi * 2^23 + lo with lo < 2^23 and hi < 2^8; each part is
-/// exact as bits(part | 0x4b000000) - 2^23 (the f32 2^23 + part), hi * 2^23
-/// is exact, and the one rounding is the final add's: the same value as
-/// sitofp. On the GPU, cvt.rn.f32.s32 issues on the quarter-rate unit that
-/// also runs ex2, which bounds the attention loop.
-Value nonNegativeToF32(OpBuilder &b, Location loc, Value x) {
-  Type i32 = b.getI32Type(), f32 = b.getF32Type();
-  auto i32Constant = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, i32, v);
-  };
-  auto f32Constant = [&](float v) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  };
-  Value exponent = i32Constant(0x4b000000);   // the f32 2^23
-  Value two23 = f32Constant(8388608.0f);
-  auto small = [&](Value part) -> Value {      // part < 2^23, exactly
-    Value bits = arith::OrIOp::create(b, loc, part, exponent);
-    Value biased = arith::BitcastOp::create(b, loc, f32, bits);
-    return arith::SubFOp::create(b, loc, biased, two23);
-  };
-  Value lowMask = i32Constant(0x7fffff);
-  Value lowBits = arith::AndIOp::create(b, loc, x, lowMask);
-  Value shift = i32Constant(23);
-  Value highBits = arith::ShRUIOp::create(b, loc, x, shift);
-  Value low = small(lowBits);
-  Value high = small(highBits);
-  Value highScaled = arith::MulFOp::create(b, loc, high, two23);
-  return arith::AddFOp::create(b, loc, highScaled, low);
-}
-
 /// ALiBi: score - slope * |aligned query - key|, the slope of head h (of
 /// batch b with per-batch slopes) read from the last block argument. The
 /// distance is taken in f32 from the two positions converted apart: the
@@ -200,7 +169,7 @@ Value withAlibi(OpBuilder &b, Location loc, Value score, Block *block,
   }
   Type f32 = b.getF32Type();
   Value queryAt = arith::SIToFPOp::create(b, loc, f32, query);
-  Value keyAt = nonNegativeToF32(b, loc, block->getArgument(4));
+  Value keyAt = arith::SIToFPOp::create(b, loc, f32, block->getArgument(4));
   Value difference = arith::SubFOp::create(b, loc, queryAt, keyAt);
   Value distance = math::AbsFOp::create(b, loc, difference);
   Value penalty = arith::MulFOp::create(b, loc, slope, distance);
