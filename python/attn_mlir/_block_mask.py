@@ -123,52 +123,55 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
     nb, nh = B or 1, H or 1
     blocks = -(-Q_LEN // BLOCK_SIZE)
     start_time = time.perf_counter()
+    # numpy or torch: the arrays, and the first / past-the-last seen key of
+    # each (b, h) row of `seen` (zeros where it sees none); one loop below.
     if device is None:
         import numpy as np
-        keys = np.arange(KV_LEN, dtype=np.int64).reshape(1, 1, 1, KV_LEN)
-        bs = np.arange(nb, dtype=np.int64).reshape(nb, 1, 1, 1)
-        hs = np.arange(nh, dtype=np.int64).reshape(1, nh, 1, 1)
-        kv_start = np.zeros((nb, nh, blocks), dtype=np.int32)
-        kv_end = np.zeros((nb, nh, blocks), dtype=np.int32)
-        for qb in range(blocks):
-            rows = np.arange(qb * BLOCK_SIZE, min((qb + 1) * BLOCK_SIZE,
-                                                  Q_LEN), dtype=np.int64)
-            seen = np.broadcast_to(
-                np.asarray(mask_mod(bs, hs, rows.reshape(1, 1, -1, 1),
-                                    keys), dtype=bool),
-                (nb, nh, len(rows), KV_LEN))
-            any_row = seen.any(axis=2)
-            has = any_row.any(axis=-1)
-            first = any_row.argmax(axis=-1)
-            last = KV_LEN - any_row[..., ::-1].argmax(axis=-1)
-            kv_start[:, :, qb] = np.where(has, first, 0)
-            kv_end[:, :, qb] = np.where(has, last, 0)
+
+        def arange(first, end):
+            return np.arange(first, end, dtype=np.int64)
+
+        def as_seen(value, shape):
+            return np.broadcast_to(np.asarray(value, dtype=bool), shape)
+
+        def key_range(seen):
+            has = seen.any(-1)
+            first = seen.argmax(-1)
+            last = KV_LEN - seen[..., ::-1].argmax(-1)
+            return np.where(has, first, 0), np.where(has, last, 0)
+
+        kv_start, kv_end = (np.zeros((nb, nh, blocks), dtype=np.int32)
+                            for _ in range(2))
     else:
         import torch
-        keys = torch.arange(KV_LEN, device=device).reshape(1, 1, 1, KV_LEN)
-        bs = torch.arange(nb, device=device).reshape(nb, 1, 1, 1)
-        hs = torch.arange(nh, device=device).reshape(1, nh, 1, 1)
-        kv_start = torch.zeros((nb, nh, blocks), dtype=torch.int32,
-                               device=device)
-        kv_end = torch.zeros_like(kv_start)
-        for qb in range(blocks):
-            rows = torch.arange(qb * BLOCK_SIZE,
-                                min((qb + 1) * BLOCK_SIZE, Q_LEN),
-                                device=device)
-            seen = torch.as_tensor(
-                mask_mod(bs, hs, rows.reshape(1, 1, -1, 1), keys),
-                device=device).to(torch.bool).expand(nb, nh, len(rows),
-                                                      KV_LEN)
-            seen_any = seen.any(dim=2)
-            has = seen_any.any(dim=-1)
-            any_row = seen_any.to(torch.uint8)  # (argmax takes no bool)
-            first = any_row.argmax(dim=-1)
-            last = KV_LEN - any_row.flip(-1).argmax(dim=-1)
+
+        def arange(first, end):
+            return torch.arange(first, end, device=device)
+
+        def as_seen(value, shape):
+            return torch.as_tensor(value, device=device).to(
+                torch.bool).expand(*shape)
+
+        def key_range(seen):
+            has = seen.any(-1)
+            counts = seen.to(torch.uint8)  # (argmax takes no bool)
+            first = counts.argmax(-1)
+            last = KV_LEN - counts.flip(-1).argmax(-1)
             zero = torch.zeros_like(first)
-            kv_start[:, :, qb] = torch.where(has, first, zero).to(torch.int32)
-            kv_end[:, :, qb] = torch.where(has, last, zero).to(torch.int32)
-        if torch.device(device).type == "cuda":
-            torch.cuda.synchronize(device)
+            return torch.where(has, first, zero), torch.where(has, last, zero)
+
+        kv_start, kv_end = (torch.zeros((nb, nh, blocks), dtype=torch.int32,
+                                        device=device) for _ in range(2))
+    keys = arange(0, KV_LEN).reshape(1, 1, 1, KV_LEN)
+    bs = arange(0, nb).reshape(nb, 1, 1, 1)
+    hs = arange(0, nh).reshape(1, nh, 1, 1)
+    for qb in range(blocks):
+        rows = arange(qb * BLOCK_SIZE, min((qb + 1) * BLOCK_SIZE, Q_LEN))
+        seen = as_seen(mask_mod(bs, hs, rows.reshape(1, 1, -1, 1), keys),
+                       (nb, nh, len(rows), KV_LEN))
+        kv_start[:, :, qb], kv_end[:, :, qb] = key_range(seen.any(2))
+    if device is not None and torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
     build_ms = (time.perf_counter() - start_time) * 1e3
     return BlockMask(kv_start, kv_end, BLOCK_SIZE, Q_LEN, KV_LEN, build_ms,
                      B, H)
