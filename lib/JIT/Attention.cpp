@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <tuple>
 
@@ -406,12 +407,20 @@ bool Kernel::launch(const LaunchArgs &args, std::string &error,
     if (!checkTensor(t, name.c_str(), spec_.captures[i].rank, 4, false,
                      error))
       return false;
-    for (int d = 0; d < t.rank; ++d)
+    for (int d = 0; d < t.rank; ++d) {
       if (t.sizes[d] < 1) {
         error = name + " has size 0 in dimension " + std::to_string(d) +
                 ": a captured tensor needs an element to read";
         return false;
       }
+      // (The functions index with int32: reads wrap and clamp in 32 bits.)
+      if (t.sizes[d] > std::numeric_limits<int32_t>::max()) {
+        error = name + " has " + std::to_string(t.sizes[d]) +
+                " elements in dimension " + std::to_string(d) +
+                ": at most 2^31 - 1 (indices are int32)";
+        return false;
+      }
+    }
   }
   if (spec_.alibiRank) {
     if (!checkTensor(args.alibiSlopes, "alibi_slopes", spec_.alibiRank, 4,

@@ -172,8 +172,10 @@ Value withAlibi(OpBuilder &b, Location loc, Value score, Block *block,
   Value keyAt = arith::SIToFPOp::create(b, loc, f32, block->getArgument(4));
   Value difference = arith::SubFOp::create(b, loc, queryAt, keyAt);
   Value distance = math::AbsFOp::create(b, loc, difference);
-  Value penalty = arith::MulFOp::create(b, loc, slope, distance);
-  return arith::SubFOp::create(b, loc, score, penalty);
+  // (contract: the multiply and subtract may fuse into one fma.)
+  auto contract = arith::FastMathFlags::contract;
+  Value penalty = arith::MulFOp::create(b, loc, slope, distance, contract);
+  return arith::SubFOp::create(b, loc, score, penalty, contract);
 }
 
 } // namespace

@@ -359,6 +359,16 @@ TEST_F(JitApiTest, VariantTextIsInlinedAndChecked) {
   pc.args.captures.push_back(weights);
   EXPECT_FALSE(withCapture->launch(pc.args, error));
   EXPECT_NE(error.find("capture 0 has size 0"), std::string::npos) << error;
+  // Indices are int32, wrapped and clamped in 32 bits: a larger dimension
+  // is refused (stride 0: nothing past the two floats is read).
+  pc.args.captures[0].sizes[0] = int64_t(1) << 31;
+  pc.args.captures[0].strides[0] = 0;
+  EXPECT_FALSE(withCapture->launch(pc.args, error));
+  EXPECT_NE(error.find("capture 0 has 2147483648 elements in dimension 0: "
+                       "at most 2^31 - 1"),
+            std::string::npos)
+      << error;
+  pc.args.captures[0].strides[0] = 1;
   pc.args.captures[0].sizes[0] = 2;
   ASSERT_TRUE(withCapture->launch(pc.args, error)) << error;
   EXPECT_LE(pc.error(makeSpec(DType::F32, 32, CausalKind::None),

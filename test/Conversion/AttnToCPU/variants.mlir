@@ -10,19 +10,26 @@
 // CHECK-LABEL: func.func @score_mod
 // CHECK-SAME: (%[[S:[a-z0-9]+]]: tensor<64x32xf32>, %[[SC:[a-z0-9]+]]: f32, %[[B:[a-z0-9]+]]: index, %[[H:[a-z0-9]+]]: index, %[[M0:[a-z0-9]+]]: index, %[[QE:[a-z0-9]+]]: index, %[[N0:[a-z0-9]+]]: index, %[[KE:[a-z0-9]+]]: index,
 // CHECK-DAG: %[[KL32:.+]] = arith.index_cast %[[KE]] : index to i32
+// (In i32: start + min(offset, last - start).)
 // CHECK-DAG: %[[QLAST:.+]] = arith.subi %[[QE]], %c1
 // CHECK-DAG: %[[KLAST:.+]] = arith.subi %[[KE]], %c1
+// CHECK-DAG: %[[M032:.+]] = arith.index_cast %[[M0]] : index to i32
+// CHECK-DAG: %[[N032:.+]] = arith.index_cast %[[N0]] : index to i32
+// CHECK-DAG: %[[QROOM:.+]] = arith.subi %[[QLAST]], %[[M0]]
+// CHECK-DAG: %[[QROOM32:.+]] = arith.index_cast %[[QROOM]] : index to i32
+// CHECK-DAG: %[[KROOM:.+]] = arith.subi %[[KLAST]], %[[N0]]
+// CHECK-DAG: %[[KROOM32:.+]] = arith.index_cast %[[KROOM]] : index to i32
 // CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<64x32xf32>)
 // CHECK: ^bb0(%[[X:.+]]: f32, %{{.+}}: f32):
 // CHECK:   %[[XS:.+]] = arith.mulf %[[X]], %[[SC]] : f32
 // CHECK:   %[[I:.+]] = linalg.index 0
 // CHECK:   %[[J:.+]] = linalg.index 1
-// CHECK:   %[[QI:.+]] = arith.addi %[[M0]], %[[I]]
-// CHECK:   %[[QC:.+]] = arith.minsi %[[QI]], %[[QLAST]]
-// CHECK:   %[[Q32:.+]] = arith.index_cast %[[QC]] : index to i32
-// CHECK:   %[[KI:.+]] = arith.addi %[[N0]], %[[J]]
-// CHECK:   %[[KC:.+]] = arith.minsi %[[KI]], %[[KLAST]]
-// CHECK:   %[[K32:.+]] = arith.index_cast %[[KC]] : index to i32
+// CHECK:   %[[I32:.+]] = arith.index_cast %[[I]] : index to i32
+// CHECK:   %[[QC:.+]] = arith.minsi %[[I32]], %[[QROOM32]] : i32
+// CHECK:   %[[Q32:.+]] = arith.addi %[[M032]], %[[QC]] : i32
+// CHECK:   %[[J32:.+]] = arith.index_cast %[[J]] : index to i32
+// CHECK:   %[[KC:.+]] = arith.minsi %[[J32]], %[[KROOM32]] : i32
+// CHECK:   %[[K32:.+]] = arith.addi %[[N032]], %[[KC]] : i32
 // CHECK:   %[[T:.+]] = math.tanh %[[XS]] : f32
 // CHECK:   %[[D:.+]] = arith.subi %[[Q32]], %[[K32]] : i32
 // CHECK:   %[[A:.+]] = arith.addi %[[KL32]], %[[D]] : i32
@@ -115,17 +122,19 @@ func.func @division(%s: tensor<64x32xf32>, %b: index, %h: index,
 
 // attn.capture_load: a negative index is wrapped once (+ size), every
 // index clamped to [0, size - 1], then memref.load: never out of bounds.
+// An i32 index stays i32 (launches keep captured sizes below 2^31).
 // CHECK-LABEL: func.func @capture
 // CHECK: linalg.generic
-// CHECK:   %[[I:.+]] = arith.index_cast %{{.+}} : i32 to index
 // CHECK:   %[[N:.+]] = memref.dim %[[C:.+]], %c0
-// CHECK:   %[[NEG:.+]] = arith.cmpi slt, %[[I]], %c0
-// CHECK:   %[[W:.+]] = arith.addi %[[I]], %[[N]]
-// CHECK:   %[[S:.+]] = arith.select %[[NEG]], %[[W]], %[[I]]
-// CHECK:   %[[LAST:.+]] = arith.subi %[[N]], %c1
-// CHECK:   %[[LO:.+]] = arith.minsi %[[S]], %[[LAST]]
-// CHECK:   %[[IX:.+]] = arith.maxsi %[[LO]], %c0
-// CHECK:   memref.load %[[C]][%[[IX]]]
+// CHECK:   %[[N32:.+]] = arith.index_cast %[[N]] : index to i32
+// CHECK:   %[[NEG:.+]] = arith.cmpi slt, %[[I:.+]], %c0_i32 : i32
+// CHECK:   %[[W:.+]] = arith.addi %[[I]], %[[N32]] : i32
+// CHECK:   %[[S:.+]] = arith.select %[[NEG]], %[[W]], %[[I]] : i32
+// CHECK:   %[[LAST:.+]] = arith.subi %[[N32]], %c1_i32 : i32
+// CHECK:   %[[LO:.+]] = arith.minsi %[[S]], %[[LAST]] : i32
+// CHECK:   %[[IX:.+]] = arith.maxsi %[[LO]], %c0_i32 : i32
+// CHECK:   %[[IDX:.+]] = arith.index_castui %[[IX]] : i32 to index
+// CHECK:   memref.load %[[C]][%[[IDX]]]
 func.func @capture(%s: tensor<64x32xf32>, %b: index, %h: index,
                    %m0: index, %ql: index, %n0: index, %kl: index,
                    %c: memref<?xf32, strided<[?], offset: ?>>) -> tensor<64x32xf32> {

@@ -168,18 +168,26 @@ VariantTileFrame VariantTileFrame::build(OpBuilder &b, Location loc,
   frame.kvStart = kvStart;
   frame.qLast = arith::SubIOp::create(b, loc, qEnd, one);
   frame.kvLast = arith::SubIOp::create(b, loc, kvEnd, one);
+  frame.qStart32 = toI32(qStart);
+  frame.kvStart32 = toI32(kvStart);
+  frame.qRoom32 = toI32(arith::SubIOp::create(b, loc, frame.qLast, qStart));
+  frame.kvRoom32 =
+      toI32(arith::SubIOp::create(b, loc, frame.kvLast, kvStart));
   return frame;
 }
 
 SmallVector<Value> VariantTileFrame::at(OpBuilder &b, Location loc,
                                         Value row, Value col) const {
-  auto position = [&](Value start, Value offset, Value last) -> Value {
-    Value p = arith::MinSIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, start, offset), last);
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), p);
+  // start + min(offset, room) = min(start + offset, last), in i32: per
+  // element two 32-bit ops where the index form took 64-bit ones.
+  auto position = [&](Value start, Value offset, Value room) -> Value {
+    Value narrow =
+        arith::IndexCastOp::create(b, loc, b.getI32Type(), offset);
+    Value clamped = arith::MinSIOp::create(b, loc, narrow, room);
+    return arith::AddIOp::create(b, loc, start, clamped);
   };
-  return {batch, head, position(qStart, row, qLast),
-          position(kvStart, col, kvLast)};
+  return {batch, head, position(qStart32, row, qRoom32),
+          position(kvStart32, col, kvRoom32)};
 }
 
 MaskRanges VariantTileFrame::rangesOf(OpBuilder &b, Location loc,
@@ -241,26 +249,33 @@ static Value emitGuardedDivision(OpBuilder &b, Location loc, Operation *op,
   return arith::SelectOp::create(b, loc, isZero, zero, result);
 }
 
-/// capture[indices]: each index cast to index, wrapped once when negative
-/// (+ size), then clamped to [0, size - 1].
+/// capture[indices]: each index wrapped once when negative (+ size), then
+/// clamped to [0, size - 1]. An i32 index is wrapped and clamped in i32
+/// (launches check that captured sizes are below 2^31): on GPUs half the
+/// instructions of the 64-bit form, per element of a partial tile.
 Value mlir::attn::emitCaptureLoad(OpBuilder &b, Location loc,
                                   CaptureLoadOp load, IRMapping &mapping) {
   Value capture = mapping.lookup(load.getCapture());
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Value> indices;
   for (auto [dim, index] : llvm::enumerate(load.getIndices())) {
     Value i = mapping.lookup(index);
-    if (!i.getType().isIndex())
-      i = arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
+    Type type = i.getType().isInteger(32) ? i.getType() : b.getIndexType();
+    if (i.getType() != type)
+      i = arith::IndexCastOp::create(b, loc, type, i);
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+    Value one = arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 1));
     Value size = memref::DimOp::create(b, loc, capture, dim);
+    if (type != size.getType())
+      size = arith::IndexCastOp::create(b, loc, type, size);
     Value negative =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
-    i = arith::SelectOp::create(b, loc, negative,
-                                arith::AddIOp::create(b, loc, i, size), i);
+    Value wrapped = arith::AddIOp::create(b, loc, i, size);
+    i = arith::SelectOp::create(b, loc, negative, wrapped, i);
     Value last = arith::SubIOp::create(b, loc, size, one);
-    i = arith::MaxSIOp::create(b, loc,
-                               arith::MinSIOp::create(b, loc, i, last), zero);
+    Value below = arith::MinSIOp::create(b, loc, i, last);
+    i = arith::MaxSIOp::create(b, loc, below, zero);
+    if (!i.getType().isIndex())
+      i = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), i);
     indices.push_back(i);
   }
   return memref::LoadOp::create(b, loc, capture, indices);

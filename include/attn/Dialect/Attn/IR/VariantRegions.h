@@ -79,6 +79,9 @@ struct VariantTileFrame {
 
   Value batch, head, queryLen, keyLen;
   Value qStart, kvStart, qLast, kvLast;
+  /// The same in i32 for at(): each start, and how far its last position
+  /// lies past it (positions are below 2^31, so neither wraps).
+  Value qStart32, kvStart32, qRoom32, kvRoom32;
   /// The memrefs the region's capture arguments stand for (set by of()).
   SmallVector<Value> captures;
 };
