@@ -3,15 +3,23 @@ built once from the function and reused across calls (FlexAttention's
 create_block_mask, in a simpler form).
 
 A BlockMask holds, for each (batch, head, block of BLOCK_SIZE query rows),
-the first visible key and the end of the last visible one (int32 arrays
-kv_start / kv_end [B', H', blocks], B' and H' 1 when broadcast). A call
-given one adds `kv_start[b, h, q_idx // BLOCK_SIZE] <= kv_idx <
-kv_end[b, h, q_idx // BLOCK_SIZE]` to its traced mask_mod: a no-op for the
-keys the mask sees (the ranges were built from the same function), and a
-bound the compiler turns into skipped key blocks (attn-narrow-key-loops
-reads the two numbers of the block a tile's rows fall in). That is how
-masks that read captured data (document ids) skip their empty tiles: the
-function itself is only known per element.
+two key ranges (int32 arrays [B', H', blocks], B' and H' 1 when
+broadcast): kv_start / kv_end, from the first visible key to the end of
+the last visible one, and full_start / full_end, a run of keys every row
+of the block sees (empty where there is none). A call given one computes
+
+    (mask_mod(b, h, q_idx, kv_idx) and kv_start[qb] <= kv_idx < kv_end[qb])
+    or full_start[qb] <= kv_idx < full_end[qb]
+
+(qb = q_idx // BLOCK_SIZE, with b and h): the mask itself wherever the
+ranges came from it, and two bounds the compiler reads per tile. Key
+blocks outside [kv_start, kv_end) of a tile's rows are skipped
+(attn-narrow-key-loops), and tiles inside [full_start, full_end) run
+without the mask's per-element code (the tile guard proves them seen),
+as Flex's full blocks. That is how masks that read captured data
+(document ids) skip their empty tiles and most mask work: the function
+itself is only known per element. Like Flex's, a block mask built from
+another function gives that function's answer in its full ranges.
 """
 
 import time
@@ -23,12 +31,14 @@ class BlockMask:
     """Key ranges per block of query rows; see the module's docstring.
     `build_ms` is the time create_block_mask took (milliseconds)."""
 
-    __slots__ = ("kv_start", "kv_end", "block_size", "q_len", "kv_len",
-                 "build_ms", "batch", "heads")
+    __slots__ = ("kv_start", "kv_end", "full_start", "full_end",
+                 "block_size", "q_len", "kv_len", "build_ms", "batch",
+                 "heads")
 
-    def __init__(self, kv_start, kv_end, block_size, q_len, kv_len,
-                 build_ms, batch=None, heads=None):
+    def __init__(self, kv_start, kv_end, full_start, full_end, block_size,
+                 q_len, kv_len, build_ms, batch=None, heads=None):
         self.kv_start, self.kv_end = kv_start, kv_end
+        self.full_start, self.full_end = full_start, full_end
         self.block_size, self.q_len, self.kv_len = block_size, q_len, kv_len
         self.build_ms = build_ms
         self.batch, self.heads = batch, heads  # None: built for any
@@ -38,13 +48,21 @@ class BlockMask:
         """(B', H', query blocks)."""
         return tuple(self.kv_start.shape)
 
-    def visited_fraction(self):
-        """The fraction of (query block, key) pairs inside the ranges: what
-        the attention call still visits, roughly."""
-        spans = self.kv_end - self.kv_start
+    def _fraction(self, start, end):
+        spans = end - start
         total = float(spans.sum()) if hasattr(spans, "sum") else float(spans)
-        return total / (self.kv_start.numel() if hasattr(
-            self.kv_start, "numel") else self.kv_start.size) / self.kv_len
+        count = start.numel() if hasattr(start, "numel") else start.size
+        return total / count / self.kv_len
+
+    def visited_fraction(self):
+        """The fraction of (query block, key) pairs inside the kv ranges:
+        what the attention call still visits, roughly."""
+        return self._fraction(self.kv_start, self.kv_end)
+
+    def full_fraction(self):
+        """The fraction of (query block, key) pairs inside the full ranges:
+        visited without the mask's per-element code."""
+        return self._fraction(self.full_start, self.full_end)
 
     def __repr__(self):
         return (f"BlockMask(shape={self.shape}, block_size={self.block_size}"
@@ -123,8 +141,8 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
     nb, nh = B or 1, H or 1
     blocks = -(-Q_LEN // BLOCK_SIZE)
     start_time = time.perf_counter()
-    # numpy or torch: the arrays, and the first / past-the-last seen key of
-    # each (b, h) row of `seen` (zeros where it sees none); one loop below.
+    # numpy or torch: arange, a bool broadcast, a running maximum and the
+    # result arrays; one loop below.
     if device is None:
         import numpy as np
 
@@ -134,14 +152,23 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
         def as_seen(value, shape):
             return np.broadcast_to(np.asarray(value, dtype=bool), shape)
 
-        def key_range(seen):
-            has = seen.any(-1)
-            first = seen.argmax(-1)
-            last = KV_LEN - seen[..., ::-1].argmax(-1)
-            return np.where(has, first, 0), np.where(has, last, 0)
+        def running_max(x):
+            return np.maximum.accumulate(x, axis=-1)
 
-        kv_start, kv_end = (np.zeros((nb, nh, blocks), dtype=np.int32)
-                            for _ in range(2))
+        def where(c, x, y):
+            return np.where(c, x, y)
+
+        def argmax(x):
+            return x.argmax(-1)
+
+        def flip(x):
+            return x[..., ::-1]
+
+        def store(array, first, value):
+            array[:, :, first:first + value.shape[-1]] = value
+
+        ranges = [np.zeros((nb, nh, blocks), dtype=np.int32)
+                  for _ in range(4)]
     else:
         import torch
 
@@ -152,26 +179,64 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
             return torch.as_tensor(value, device=device).to(
                 torch.bool).expand(*shape)
 
-        def key_range(seen):
-            has = seen.any(-1)
-            counts = seen.to(torch.uint8)  # (argmax takes no bool)
-            first = counts.argmax(-1)
-            last = KV_LEN - counts.flip(-1).argmax(-1)
-            zero = torch.zeros_like(first)
-            return torch.where(has, first, zero), torch.where(has, last, zero)
+        def running_max(x):
+            return torch.cummax(x, -1).values
 
-        kv_start, kv_end = (torch.zeros((nb, nh, blocks), dtype=torch.int32,
-                                        device=device) for _ in range(2))
-    keys = arange(0, KV_LEN).reshape(1, 1, 1, KV_LEN)
-    bs = arange(0, nb).reshape(nb, 1, 1, 1)
-    hs = arange(0, nh).reshape(1, nh, 1, 1)
-    for qb in range(blocks):
-        rows = arange(qb * BLOCK_SIZE, min((qb + 1) * BLOCK_SIZE, Q_LEN))
-        seen = as_seen(mask_mod(bs, hs, rows.reshape(1, 1, -1, 1), keys),
-                       (nb, nh, len(rows), KV_LEN))
-        kv_start[:, :, qb], kv_end[:, :, qb] = key_range(seen.any(2))
+        def where(c, x, y):
+            return torch.where(c, x, y)
+
+        def argmax(x):  # (not on bool; ties: the first, as numpy's)
+            return x.to(torch.int32 if x.dtype == torch.bool
+                        else x.dtype).argmax(-1)
+
+        def flip(x):
+            return x.flip(-1)
+
+        def store(array, first, value):
+            array[:, :, first:first + value.shape[-1]] = value
+
+        ranges = [torch.zeros((nb, nh, blocks), dtype=torch.int32,
+                              device=device) for _ in range(4)]
+    keys = arange(0, KV_LEN)
+
+    def visible(seen):
+        """[first, end) from the first to past the last key seen per row
+        of `seen` (0, 0 where none)."""
+        has = seen.any(-1)
+        first = argmax(seen)
+        end = KV_LEN - argmax(flip(seen))
+        return where(has, first, 0 * first), where(has, end, 0 * end)
+
+    def longest_run(seen):
+        """[first, end) of the longest run of keys seen per row (the first
+        of equals; 0, 0 where none)."""
+        # Each key's run so far: its index minus the last unseen key's.
+        last_unseen = running_max(where(seen, -1 + 0 * keys, keys))
+        length = where(seen, keys - last_unseen, 0 * keys)
+        end = argmax(length) + 1
+        best = length.max(-1)
+        best = best.values if hasattr(best, "values") else best
+        has = best > 0
+        return (where(has, end - best, 0 * end), where(has, end, 0 * end))
+
+    # Several query blocks per evaluation (at most ~2^24 elements), the
+    # last block's missing rows repeating its last row (no change to any
+    # or all over the block).
+    step = max(1, (1 << 24) // (nb * nh * BLOCK_SIZE * KV_LEN))
+    for first in range(0, blocks, step):
+        count = min(step, blocks - first)
+        rows = arange(first * BLOCK_SIZE, (first + count) * BLOCK_SIZE)
+        rows = where(rows < Q_LEN, rows, 0 * rows + (Q_LEN - 1))
+        shape = (nb, nh, count * BLOCK_SIZE, KV_LEN)
+        seen = as_seen(mask_mod(arange(0, nb).reshape(nb, 1, 1, 1),
+                                arange(0, nh).reshape(1, nh, 1, 1),
+                                rows.reshape(1, 1, -1, 1),
+                                keys.reshape(1, 1, 1, KV_LEN)), shape)
+        seen = seen.reshape(nb, nh, count, BLOCK_SIZE, KV_LEN)
+        for array, value in zip(ranges, visible(seen.any(3)) +
+                                longest_run(seen.all(3))):
+            store(array, first, value)
     if device is not None and torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)
     build_ms = (time.perf_counter() - start_time) * 1e3
-    return BlockMask(kv_start, kv_end, BLOCK_SIZE, Q_LEN, KV_LEN, build_ms,
-                     B, H)
+    return BlockMask(*ranges, BLOCK_SIZE, Q_LEN, KV_LEN, build_ms, B, H)

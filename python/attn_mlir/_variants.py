@@ -620,22 +620,26 @@ def _trace_body(fn, kind, captures, block_mask=None):
                             f"{type(result).__name__} {result!r}")
         result = _lift(t, result if kind == "mask_mod" else float(result))
     if block_mask is not None:
-        # kv_start[b, h, qb] <= kv_idx < kv_end[b, h, qb], qb the query's
-        # block: true wherever the mask sees a key (the ranges were built
-        # from it), and what bounds the key loop.
+        # (mask and kv_start[b, h, qb] <= kv_idx < kv_end[b, h, qb]) or
+        # full_start[b, h, qb] <= kv_idx < full_end[b, h, qb], qb the
+        # query's block: the mask wherever the ranges came from it, and
+        # what bounds the key loop and proves whole tiles seen.
         # A query before the start of a KV cache (q_idx < 0, which the
-        # ranges never saw) is not restricted.
+        # ranges never saw) is not restricted, nor in a full range.
         b, h, q_idx, kv_idx = params
-        starts = _CapturedArray(t, captures, block_mask.kv_start,
-                                "block_mask.kv_start")
-        ends = _CapturedArray(t, captures, block_mask.kv_end,
-                              "block_mask.kv_end")
         block = q_idx // block_mask.block_size
-        after = kv_idx >= starts[b, h, block]
-        before = kv_idx < ends[b, h, block]
-        inside = after & before
+
+        def between(first, end, name):
+            firsts = _CapturedArray(t, captures, first,
+                                    f"block_mask.{name}_start")
+            ends = _CapturedArray(t, captures, end, f"block_mask.{name}_end")
+            return (kv_idx >= firsts[b, h, block]) & \
+                (kv_idx < ends[b, h, block])
+
+        inside = between(block_mask.kv_start, block_mask.kv_end, "kv")
+        full = between(block_mask.full_start, block_mask.full_end, "full")
         unknown = q_idx < 0
-        result = result & (inside | unknown)
+        result = (result & (inside | unknown)) | (full & ~unknown)
     lines = list(t.lines)
 
     def text(captures):  # once every function has added its captures

@@ -78,6 +78,86 @@ def test_varlen_documents_per_sequence():
         assert reference.rel_l2(lse[:, lo:hi][None], ref_lse) <= 1e-5
 
 
+def brute_force_ranges(mask, B, H, SQ, SK, BS):
+    """kv and full ranges per (b, h, query block) by loops: the first and
+    past-the-last key any row sees, and the longest run (the first of
+    equals) of keys every row sees; (0, 0) where none."""
+    blocks = -(-SQ // BS)
+    out = np.zeros((4, B, H, blocks), dtype=np.int64)
+    for b in range(B):
+        for h in range(H):
+            for qb in range(blocks):
+                rows = range(qb * BS, min((qb + 1) * BS, SQ))
+                # (numpy scalars and keys: ~ on a Python bool is -2 or -1.)
+                keys = np.arange(SK)
+                seen = np.array([np.broadcast_to(
+                    mask(np.int64(b), np.int64(h), np.int64(q), keys), (SK,))
+                    for q in rows], dtype=bool)
+                any_, all_ = seen.any(0), seen.all(0)
+                if any_.any():
+                    seen_keys = np.flatnonzero(any_)
+                    out[0:2, b, h, qb] = seen_keys[0], seen_keys[-1] + 1
+                best, run = (0, 0), 0
+                for kv in range(SK):
+                    run = run + 1 if all_[kv] else 0
+                    if run > best[1] - best[0]:
+                        best = (kv + 1 - run, kv + 1)
+                out[2:4, b, h, qb] = best
+    return out
+
+
+@pytest.mark.parametrize("maker", ["numpy", "torch"])
+def test_ranges_match_brute_force(maker):
+    # Random masks from the fuzz's grammar over ragged sizes (a partial
+    # last query block), against loops; torch's build (cummax, argmax on
+    # ints) must give numpy's ranges.
+    from mask_fuzz import random_mask_source, mask_from
+    if maker == "torch":
+        torch = pytest.importorskip("torch")
+    for trial in range(6):
+        seed = int(RNG.integers(2**31))
+        rng = np.random.default_rng(seed)
+        B, H, SQ, SK = 2, 2, int(rng.integers(20, 90)), \
+            int(rng.integers(20, 90))
+        BS = int(rng.choice([8, 16, 32]))
+        mask = mask_from(random_mask_source(rng))
+        bm = attn_mlir.create_block_mask(
+            mask, B, H, SQ, SK, BLOCK_SIZE=BS,
+            device="cpu" if maker == "torch" else None)
+        got = np.stack([np.asarray(a) for a in (
+            bm.kv_start, bm.kv_end, bm.full_start, bm.full_end)])
+        want = brute_force_ranges(mask, B, H, SQ, SK, BS)
+        assert (got == want).all(), f"seed {seed}: {got} vs {want}"
+
+
+def test_full_ranges_skip_the_mask():
+    # Flex's full blocks: keys inside full_start..full_end are seen
+    # without running mask_mod. A block mask claiming every key full for
+    # a mask that hides every key gives plain attention: proof the full
+    # ranges are what decides there (a call without it: all hidden).
+    S = 96
+
+    def hide_all(b, h, q_idx, kv_idx):
+        return q_idx < -1
+
+    def see_all(b, h, q_idx, kv_idx):
+        return q_idx >= 0
+
+    bm = attn_mlir.create_block_mask(see_all, None, None, S, S,
+                                     BLOCK_SIZE=32)
+    assert bm.full_fraction() == 1.0
+    q, k, v = (RNG.standard_normal((1, 2, S, 32)).astype(np.float32)
+               for _ in range(3))
+    out, lse = attn_mlir.flash_attention(q, k, v, mask_mod=hide_all,
+                                         block_mask=bm, return_lse=True)
+    ref_out, ref_lse = reference.attention(q, k, v, None)
+    assert reference.rel_l2(out, ref_out) <= 1e-5
+    assert reference.rel_l2(lse, ref_lse) <= 1e-5
+    _, lse = attn_mlir.flash_attention(q, k, v, mask_mod=hide_all,
+                                       return_lse=True)
+    assert np.isneginf(lse).all()
+
+
 def test_reused_without_recompiling():
     S = 300
     docs = documents(S, 5)
