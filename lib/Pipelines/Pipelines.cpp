@@ -217,6 +217,7 @@ LogicalResult mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
   pm.addPass(createConvertAttnGPUToNVVM(toNvvm));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createAttnHoistCaptureReads());
   pm.addPass(createAttnUnrollVectorElements());
   addNvvmToPtx(pm, *chip);
   return success();

@@ -278,7 +278,9 @@ Value mlir::attn::emitCaptureLoad(OpBuilder &b, Location loc,
       i = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), i);
     indices.push_back(i);
   }
-  return memref::LoadOp::create(b, loc, capture, indices);
+  auto read = memref::LoadOp::create(b, loc, capture, indices);
+  read->setAttr(kCaptureReadAttrName, b.getUnitAttr());
+  return read;
 }
 
 Value mlir::attn::emitVariantRegion(

@@ -98,8 +98,14 @@ Value emitVariantElement(
     const VariantTileFrame &frame,
     function_ref<Value(OpBuilder &, Operation *, ValueRange)> lowerMath = {});
 
+/// Marks the memref.load of emitCaptureLoad: a read clamped into a tensor
+/// no kernel writes, safe to move (attn-hoist-capture-reads).
+inline constexpr llvm::StringLiteral kCaptureReadAttrName =
+    "attn.capture_read";
+
 /// `load`'s element: its capture and indices looked up in `mapping`, each
-/// index wrapped once when negative (+ size), then clamped to the tensor.
+/// index wrapped once when negative (+ size), then clamped to the tensor
+/// (the load marked kCaptureReadAttrName).
 Value emitCaptureLoad(OpBuilder &b, Location loc, CaptureLoadOp load,
                       IRMapping &mapping);
 

@@ -114,6 +114,25 @@ def AttnNarrowKeyLoops : Pass<"attn-narrow-key-loops", "::mlir::func::FuncOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def AttnHoistCaptureReads : Pass<"attn-hoist-capture-reads"> {
+  let summary = "Move loop-invariant reads of captured tensors out of loops";
+  let description = [{
+    Moves each `memref.load` that reads a captured tensor (the ones
+    attn.capture_load becomes, marked `attn.capture_read`), and each pure
+    op without regions, before the outermost enclosing `scf.for` /
+    `scf.while` whose regions define none of its operands (crossing any
+    `scf.if` between). Ops that would only leave an `scf.if` stay. Capture
+    reads are clamped into their tensor (at least one element, checked at
+    launch) and no kernel writes a capture, so a read may run where it did
+    not (before a loop of no iterations, outside a branch not taken).
+    Why: LLVM does not move these loads itself on the GPU, where the key
+    loop holds inline assembly with side effects (mbarrier waits, wgmma),
+    so a block mask's ranges and a tile's row reads were loaded again in
+    every iteration, their 64-bit addresses kept live across it (spilled
+    in the documents kernel). Runs after convert-attngpu-to-nvvm.
+  }];
+}
+
 def AttnCausalSplit : Pass<"attn-causal-split", "::mlir::func::FuncOp"> {
   let summary = "Split the KV loop into unmasked and diagonal blocks; skip fully masked ones";
   let description = [{
