@@ -91,8 +91,10 @@ typedef struct attn_variant_spec {
    *  hides from a tile's queries are skipped when its integer arithmetic
    *  bounds them (windows, causal, prefixes). A mask on captured data
    *  (document ids) skips blocks through key ranges per block of BS query
-   *  rows, two more i32 captures start/end [B or 1, H or 1, blocks] and'ed
-   *  in as start[b, h, q / BS] <= kv < end[b, h, q / BS] (what Python's
+   *  rows, i32 captures [B or 1, H or 1, blocks]: (mask and start[b, h,
+   *  q / BS] <= kv < end[b, h, q / BS]) or full_start[...] <= kv <
+   *  full_end[...], the second pair a run of keys every row of the block
+   *  sees, whose tiles then skip the per-element mask (what Python's
    *  create_block_mask builds; docs/embedding.md). */
   const char *score_mod_mlir;
   const char *mask_mod_mlir;
