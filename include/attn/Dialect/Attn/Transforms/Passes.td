@@ -129,7 +129,9 @@ def AttnHoistCaptureReads : Pass<"attn-hoist-capture-reads"> {
     loop holds inline assembly with side effects (mbarrier waits, wgmma),
     so a block mask's ranges and a tile's row reads were loaded again in
     every iteration, their 64-bit addresses kept live across it (spilled
-    in the documents kernel). Runs after convert-attngpu-to-nvvm.
+    in the documents kernel). Runs after convert-attngpu-to-nvvm on the
+    GPU and after convert-linalg-to-loops on the CPU (where the
+    per-element mask's row reads leave the column loop).
   }];
 }
 
