@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -465,6 +466,80 @@ TEST(MaskIntervals, UnknownsFoldIntoTheVerdict) {
       "%c = arith.cmpi sle, %kv, %q : i32\n %r = arith.andi %small, %c : i1");
   EXPECT_TRUE(mixed.proveHidden);
   EXPECT_FALSE(mixed.proveSeen);
+}
+
+/// A tile's static widths decide which capture reads are worth making:
+/// `docs[q]` over 16 rows and `docs[kv]` over 64 columns can span many
+/// elements, so with the widths given nothing is read for them (the
+/// compare is unknown); `start[q / 128]` spans at most two and is still
+/// read at both ends. Without widths every read is made and checked at
+/// run time.
+TEST(MaskIntervals, StaticWidthsSkipWideCaptureReads) {
+  MLIRContext context;
+  DialectRegistry registry;
+  registerAttnDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  const char *text = R"mlir(
+!m = memref<?xi32, strided<[?], offset: ?>>
+func.func @holder(%s: tensor<16x64xf32>, %i: index, %docs: !m, %start: !m) -> tensor<16x64xf32> {
+  %m = attn.mask_mod %s at(%i, %i) rows[%i, %i) cols[%i, %i) lengths(%i, %i) captures(%docs, %start : !m, !m) : tensor<16x64xf32> {
+  ^bb0(%b: i32, %h: i32, %q: i32, %kv: i32, %d: !m, %st: !m):
+    %dq = attn.capture_load %d[%q] : !m, i32
+    %dk = attn.capture_load %d[%kv] : !m, i32
+    %same = arith.cmpi eq, %dq, %dk : i32
+    %bs = arith.constant 128 : i32
+    %qb = arith.divsi %q, %bs : i32
+    %first = attn.capture_load %st[%qb] : !m, i32
+    %after = arith.cmpi sge, %kv, %first : i32
+    %r = arith.andi %same, %after : i1
+    attn.yield %r : i1
+  }
+  return %m : tensor<16x64xf32>
+}
+)mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  MaskModOp mask;
+  module->walk([&](MaskModOp op) { mask = op; });
+  auto holder = cast<func::FuncOp>(mask->getParentOp());
+  // Reads of each capture the classification makes.
+  auto reads = [&](bool widths) {
+    OpBuilder b(mask);
+    Location loc = mask.getLoc();
+    auto i32 = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+    };
+    MaskRanges ranges;
+    ranges.batch = ranges.head = i32(0);
+    ranges.queryLen = ranges.keyLen = i32(4096);
+    ranges.qFirst = i32(256);
+    ranges.qLast = i32(271);
+    ranges.kvFirst = i32(512);
+    ranges.kvLast = i32(575);
+    ranges.captures = {holder.getArgument(2), holder.getArgument(3)};
+    if (widths) {
+      ranges.qWidth = 15;
+      ranges.kvWidth = 63;
+    }
+    Operation *before = mask->getPrevNode();
+    std::optional<MaskVerdict> verdict =
+        classifyMaskRegion(b, loc, mask.getBody(), ranges, MaskPlant::None);
+    EXPECT_TRUE(verdict.has_value());
+    std::map<unsigned, int> count;
+    for (Operation *op = before ? before->getNextNode()
+                                : &holder.getBody().front().front();
+         op != mask.getOperation(); op = op->getNextNode())
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        ++count[cast<BlockArgument>(load.getMemRef()).getArgNumber()];
+    return count;
+  };
+  std::map<unsigned, int> all = reads(false);
+  EXPECT_EQ(all[2], 4); // docs at q and kv, both ends
+  EXPECT_EQ(all[3], 2); // start at both ends of q / 128
+  std::map<unsigned, int> narrow = reads(true);
+  EXPECT_EQ(narrow[2], 0);
+  EXPECT_EQ(narrow[3], 2);
 }
 
 } // namespace

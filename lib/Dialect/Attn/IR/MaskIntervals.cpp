@@ -149,6 +149,12 @@ public:
     bind(1, r.head, r.head);
     bind(2, r.qFirst, r.qLast);
     bind(3, r.kvFirst, r.kvLast);
+    widths[block.getArgument(0)] = 0;
+    widths[block.getArgument(1)] = 0;
+    if (r.qWidth)
+      widths[block.getArgument(2)] = *r.qWidth;
+    if (r.kvWidth)
+      widths[block.getArgument(3)] = *r.kvWidth;
     for (auto [arg, capture] :
          llvm::zip(block.getArguments().drop_front(4), r.captures))
       captures.map(arg, capture);
@@ -487,13 +493,78 @@ private:
     return e.boolean(t, f);
   }
 
+  /// A static bound on hi - lo of integer `v`'s intervals over the ranges
+  /// (what the region computes from the positions through +, -, * and /
+  /// by constants, min and max, casts); nullopt where none is known.
+  std::optional<int64_t> staticWidth(Value v) {
+    if (auto it = widths.find(v); it != widths.end())
+      return it->second;
+    std::optional<int64_t> width;
+    Operation *op = v.getDefiningOp();
+    APInt known;
+    auto of = [&](unsigned i) { return staticWidth(op->getOperand(i)); };
+    auto constant = [&](unsigned i) -> std::optional<int64_t> {
+      if (matchPattern(op->getOperand(i), m_ConstantInt(&known)) &&
+          known.getSignificantBits() <= 32)
+        return known.getSExtValue();
+      return std::nullopt;
+    };
+    // Saturates far below overflow: widths past 2^40 are as good as none.
+    auto capped = [](int64_t w) -> std::optional<int64_t> {
+      return w > (int64_t(1) << 40) ? std::nullopt : std::optional(w);
+    };
+    if (!op || op->getNumResults() != 1) {
+    } else if (matchPattern(v, m_ConstantInt(&known)) ||
+               isa<SeqLenOp>(op)) {
+      width = 0;
+    } else if (isa<arith::ExtSIOp, arith::TruncIOp>(op)) {
+      width = of(0);
+    } else if (isa<arith::AddIOp, arith::SubIOp, arith::MinSIOp,
+                   arith::MaxSIOp>(op)) {
+      std::optional<int64_t> x = of(0), y = of(1);
+      if (x && y)
+        width = isa<arith::AddIOp, arith::SubIOp>(op)
+                    ? capped(*x + *y)
+                    : std::optional(std::max(*x, *y));
+    } else if (isa<arith::MulIOp>(op)) {
+      std::optional<int64_t> c = constant(1), x = of(0);
+      if (!c) {
+        c = constant(0);
+        x = of(1);
+      }
+      if (c && x)
+        width = capped(*x * std::abs(*c));
+    } else if (isa<arith::DivSIOp, arith::FloorDivSIOp>(op)) {
+      // Quotients of [lo, lo + w] by c differ by at most w / |c| + 1.
+      std::optional<int64_t> c = constant(1), x = of(0);
+      if (c && *c != 0 && x)
+        width = *x / std::abs(*c) + 1;
+    }
+    widths[v] = width;
+    return width;
+  }
+
   /// An i32 capture read at indices spanning at most two neighbouring
   /// elements: both ends read (clamped as the region reads them), their
-  /// hull; wider spans: the whole i32 range.
+  /// hull; wider spans: the whole i32 range. Where the indices' static
+  /// widths already allow a wider span (docs[q] over a tile's rows), the
+  /// read is unknown and nothing is read.
   Abstract captureLoad(CaptureLoadOp load) {
     using P = arith::CmpIPredicate;
     if (!isI32(load.getType()) || !captures.contains(load.getCapture()))
       return {};
+    // (Indices of no known width: read, and checked at run time.)
+    std::optional<int64_t> staticSpan = 0;
+    for (Value index : load.getIndices()) {
+      std::optional<int64_t> width = staticWidth(index);
+      staticSpan = staticSpan && width
+                       ? std::optional(std::min(*staticSpan + *width,
+                                                int64_t(2)))
+                       : std::nullopt;
+    }
+    if (staticSpan && *staticSpan > 1) // (constants fold, as any unknown)
+      return e.integer(e.i64(std::numeric_limits<int32_t>::min()),
+                       e.i64(std::numeric_limits<int32_t>::max()));
     SmallVector<Abstract> indices;
     for (Value index : load.getIndices()) {
       Abstract a = get(index);
@@ -531,6 +602,8 @@ private:
 
   IntervalEmitter e;
   llvm::DenseMap<Value, Abstract> values;
+  /// staticWidth's answers (the positions' from the ranges).
+  llvm::DenseMap<Value, std::optional<int64_t>> widths;
   IRMapping captures;
   Value queryLen, keyLen;
 };

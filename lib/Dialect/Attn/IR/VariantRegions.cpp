@@ -210,6 +210,8 @@ MaskRanges VariantTileFrame::rangesOf(OpBuilder &b, Location loc,
   ranges.keyLen = keyLen;
   span(qStart, rowOffset, rows, qLast, ranges.qFirst, ranges.qLast);
   span(kvStart, colOffset, cols, kvLast, ranges.kvFirst, ranges.kvLast);
+  ranges.qWidth = rows - 1;
+  ranges.kvWidth = cols - 1;
   ranges.captures = captures;
   return ranges;
 }

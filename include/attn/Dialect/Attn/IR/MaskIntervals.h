@@ -25,6 +25,11 @@ struct MaskRanges {
   Value batch, head, queryLen, keyLen;
   Value qFirst, qLast, kvFirst, kvLast;
   SmallVector<Value> captures;
+  /// Static bounds on qLast - qFirst and kvLast - kvFirst where known (a
+  /// tile's rows and columns): a capture read whose indices may then span
+  /// more than two elements is unknown without reading anything (else
+  /// both ends are read and checked at run time).
+  std::optional<int64_t> qWidth, kvWidth;
 };
 
 /// Two i1 values: whether some (q, kv) in the ranges may yield true (the
