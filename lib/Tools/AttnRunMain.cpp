@@ -624,6 +624,9 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     }
     GpuTarget target = knobs.target;
     target.chip = opts.effectiveChip();
+    // The negative controls' planted misclassification, as the JIT plants
+    // it (the code key has it: generatedKernelCacheKey).
+    target.maskPlant = ::attn::maskPlantFromEnvironment();
     ::attn::Target cuda;
     cuda.kind = ::attn::Target::Kind::Cuda;
     cuda.chip = target.chip;

@@ -13,6 +13,10 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
 // RUN: attn-run --target cpu --emit-ptx %t.sm90.ptx --batch 1 --heads 1 --seqlen-q 4 --seqlen-kv 4 --head-dim 128 --dtype bf16 --layout bshd --causal bottom_right --softcap 50 --window 1024,0 > /dev/null
 // RUN: FileCheck %s --check-prefixes=PTX,WGMMA < %t.sm90.ptx
+// attn-run plants ATTN_DEBUG_MASK_PLANT's misclassification into its GPU
+// code as the JIT does (the negative controls run through both):
+// RUN: env ATTN_DEBUG_MASK_PLANT=partial-as-full attn-run --target cpu --emit-ptx %t.planted.ptx --batch 1 --heads 1 --seqlen-q 4 --seqlen-kv 4 --head-dim 128 --dtype bf16 --layout bshd --causal bottom_right --softcap 50 --window 1024,0 > /dev/null
+// RUN: not diff -q %t.sm90.ptx %t.planted.ptx
 
 !g = memref<?x64xf16, strided<[?, 1], offset: ?>>
 !out = memref<?x64xf32, strided<[?, 1], offset: ?>>
