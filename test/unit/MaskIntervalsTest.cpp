@@ -30,6 +30,21 @@ using namespace mlir::attn;
 
 namespace {
 
+/// Loads the attn dialects (and those they depend on) into `context`.
+void loadAttn(MLIRContext &context) {
+  DialectRegistry registry;
+  registerAttnDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
+/// The (last) attn.mask_mod of `module`.
+MaskModOp maskOf(ModuleOp module) {
+  MaskModOp mask;
+  module.walk([&](MaskModOp op) { mask = op; });
+  return mask;
+}
+
 struct Point {
   int32_t b, h, q, kv, queryLen, keyLen;
 };
@@ -256,10 +271,7 @@ const Rule rules[] = {
 class MaskIntervalsTest : public ::testing::TestWithParam<Rule> {
 protected:
   MaskIntervalsTest() {
-    DialectRegistry registry;
-    registerAttnDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
+    loadAttn(context);
   }
   MLIRContext context;
 };
@@ -282,8 +294,7 @@ int unsoundVerdicts(MLIRContext &context, const Rule &rule, MaskPlant plant,
     ADD_FAILURE() << text;
     return -1;
   }
-  MaskModOp mask;
-  module->walk([&](MaskModOp op) { mask = op; });
+  MaskModOp mask = maskOf(*module);
   Block &block = mask.getBody().front();
   EXPECT_TRUE(maskRegionVerdicts(mask.getBody()).any());
 
@@ -388,10 +399,7 @@ INSTANTIATE_TEST_SUITE_P(Rules, MaskIntervalsTest, ::testing::ValuesIn(rules),
 /// full) is caught on the window rule.
 TEST(MaskIntervals, PlantedErrorsAreCaught) {
   MLIRContext context;
-  DialectRegistry registry;
-  registerAttnDialects(registry);
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
+  loadAttn(context);
   const Rule *window = nullptr;
   for (const Rule &rule : rules)
     if (std::string(rule.name) == "window")
@@ -408,10 +416,7 @@ TEST(MaskIntervals, PlantedErrorsAreCaught) {
 /// Masks that read captured data or go through floats have no verdict.
 TEST(MaskIntervals, UnboundedRegionsHaveNoVerdict) {
   MLIRContext context;
-  DialectRegistry registry;
-  registerAttnDialects(registry);
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
+  loadAttn(context);
   const char *text = R"mlir(
 func.func @holder(%s: tensor<16x16xf32>, %i: index) -> tensor<16x16xf32> {
   %m = attn.mask_mod %s at(%i, %i) rows[%i, %i) cols[%i, %i) lengths(%i, %i) : tensor<16x16xf32> {
@@ -426,8 +431,7 @@ func.func @holder(%s: tensor<16x16xf32>, %i: index) -> tensor<16x16xf32> {
 )mlir";
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
   ASSERT_TRUE(module);
-  MaskModOp mask;
-  module->walk([&](MaskModOp op) { mask = op; });
+  MaskModOp mask = maskOf(*module);
   EXPECT_FALSE(maskRegionVerdicts(mask.getBody()).any());
 }
 
@@ -436,10 +440,7 @@ func.func @holder(%s: tensor<16x16xf32>, %i: index) -> tensor<16x16xf32> {
 /// side false) but never a tile seen.
 TEST(MaskIntervals, UnknownsFoldIntoTheVerdict) {
   MLIRContext context;
-  DialectRegistry registry;
-  registerAttnDialects(registry);
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
+  loadAttn(context);
   auto verdicts = [&](const char *body) {
     std::string text =
         "func.func @holder(%scores: tensor<16x16xf32>, %x: index) -> "
@@ -456,8 +457,7 @@ TEST(MaskIntervals, UnknownsFoldIntoTheVerdict) {
         "tensor<16x16xf32>\n}\n";
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
     EXPECT_TRUE(module) << text;
-    MaskModOp mask;
-    module->walk([&](MaskModOp op) { mask = op; });
+    MaskModOp mask = maskOf(*module);
     return maskRegionVerdicts(mask.getBody());
   };
   MaskRegionVerdicts floats = verdicts("%r = arith.andi %small, %big : i1");
@@ -476,10 +476,7 @@ TEST(MaskIntervals, UnknownsFoldIntoTheVerdict) {
 /// run time.
 TEST(MaskIntervals, StaticWidthsSkipWideCaptureReads) {
   MLIRContext context;
-  DialectRegistry registry;
-  registerAttnDialects(registry);
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
+  loadAttn(context);
   const char *text = R"mlir(
 !m = memref<?xi32, strided<[?], offset: ?>>
 func.func @holder(%s: tensor<16x64xf32>, %i: index, %docs: !m, %start: !m) -> tensor<16x64xf32> {
@@ -500,8 +497,7 @@ func.func @holder(%s: tensor<16x64xf32>, %i: index, %docs: !m, %start: !m) -> te
 )mlir";
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
   ASSERT_TRUE(module);
-  MaskModOp mask;
-  module->walk([&](MaskModOp op) { mask = op; });
+  MaskModOp mask = maskOf(*module);
   auto holder = cast<func::FuncOp>(mask->getParentOp());
   // Reads of each capture the classification makes.
   auto reads = [&](bool widths) {
