@@ -11,8 +11,10 @@ of the block sees (empty where there is none). A call given one computes
     (mask_mod(b, h, q_idx, kv_idx) and kv_start[qb] <= kv_idx < kv_end[qb])
     or full_start[qb] <= kv_idx < full_end[qb]
 
-(qb = q_idx // BLOCK_SIZE, with b and h): the mask itself wherever the
-ranges came from it, and two bounds the compiler reads per tile. Key
+(qb = q_idx // BLOCK_SIZE, with b and h; a KV-cache call's queries before
+the cache's start, q_idx < 0, keep the mask alone): the mask itself
+wherever the ranges came from it, and two bounds the compiler reads per
+tile. Key
 blocks outside [kv_start, kv_end) of a tile's rows are skipped
 (attn-narrow-key-loops), and tiles inside [full_start, full_end) run
 without the mask's per-element code (the tile guard proves them seen),
@@ -26,22 +28,27 @@ import time
 
 from . import _variants
 
+# Mask elements create_block_mask evaluates at once (several query blocks
+# per mask_mod call; its int64 temporaries are 8 bytes each).
+EVALUATION_ELEMENTS = 1 << 24
+
 
 class BlockMask:
     """Key ranges per block of query rows; see the module's docstring.
     `build_ms` is the time create_block_mask took (milliseconds)."""
 
-    __slots__ = ("kv_start", "kv_end", "full_start", "full_end",
-                 "block_size", "q_len", "kv_len", "build_ms", "batch",
-                 "heads")
+    __slots__ = ("kv_start", "kv_end", "block_size", "q_len", "kv_len",
+                 "build_ms", "batch", "heads", "full_start", "full_end")
 
-    def __init__(self, kv_start, kv_end, full_start, full_end, block_size,
-                 q_len, kv_len, build_ms, batch=None, heads=None):
+    def __init__(self, kv_start, kv_end, block_size, q_len, kv_len,
+                 build_ms, batch=None, heads=None, full_start=None,
+                 full_end=None):
         self.kv_start, self.kv_end = kv_start, kv_end
-        self.full_start, self.full_end = full_start, full_end
         self.block_size, self.q_len, self.kv_len = block_size, q_len, kv_len
         self.build_ms = build_ms
         self.batch, self.heads = batch, heads  # None: built for any
+        # None: no full runs (every visited tile runs the mask).
+        self.full_start, self.full_end = full_start, full_end
 
     @property
     def shape(self):
@@ -62,6 +69,8 @@ class BlockMask:
     def full_fraction(self):
         """The fraction of (query block, key) pairs inside the full ranges:
         visited without the mask's per-element code."""
+        if self.full_start is None:
+            return 0.0
         return self._fraction(self.full_start, self.full_end)
 
     def __repr__(self):
@@ -164,6 +173,11 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
         def flip(x):
             return x[..., ::-1]
 
+        def pad_rows(seen, n):
+            last = np.broadcast_to(seen[:, :, -1:], seen.shape[:2] +
+                                   (n,) + seen.shape[3:])
+            return np.concatenate([seen, last], axis=2)
+
         def store(array, first, value):
             array[:, :, first:first + value.shape[-1]] = value
 
@@ -192,6 +206,10 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
         def flip(x):
             return x.flip(-1)
 
+        def pad_rows(seen, n):
+            last = seen[:, :, -1:].expand(-1, -1, n, -1)
+            return torch.cat([seen, last], dim=2)
+
         def store(array, first, value):
             array[:, :, first:first + value.shape[-1]] = value
 
@@ -219,19 +237,22 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
         has = best > 0
         return (where(has, end - best, 0 * end), where(has, end, 0 * end))
 
-    # Several query blocks per evaluation (at most ~2^24 elements), the
-    # last block's missing rows repeating its last row (no change to any
-    # or all over the block).
-    step = max(1, (1 << 24) // (nb * nh * BLOCK_SIZE * KV_LEN))
+    # Several query blocks per evaluation (about EVALUATION_ELEMENTS
+    # elements, or one block where a block alone has more), on real rows
+    # only; the last block's missing rows repeat its last one (no change
+    # to any or all over the block).
+    step = max(1, EVALUATION_ELEMENTS // (nb * nh * BLOCK_SIZE * KV_LEN))
     for first in range(0, blocks, step):
         count = min(step, blocks - first)
-        rows = arange(first * BLOCK_SIZE, (first + count) * BLOCK_SIZE)
-        rows = where(rows < Q_LEN, rows, 0 * rows + (Q_LEN - 1))
-        shape = (nb, nh, count * BLOCK_SIZE, KV_LEN)
+        rows = arange(first * BLOCK_SIZE,
+                      min((first + count) * BLOCK_SIZE, Q_LEN))
+        shape = (nb, nh, rows.shape[0], KV_LEN)
         seen = as_seen(mask_mod(arange(0, nb).reshape(nb, 1, 1, 1),
                                 arange(0, nh).reshape(1, nh, 1, 1),
                                 rows.reshape(1, 1, -1, 1),
                                 keys.reshape(1, 1, 1, KV_LEN)), shape)
+        if rows.shape[0] < count * BLOCK_SIZE:
+            seen = pad_rows(seen, count * BLOCK_SIZE - rows.shape[0])
         seen = seen.reshape(nb, nh, count, BLOCK_SIZE, KV_LEN)
         for array, value in zip(ranges, visible(seen.any(3)) +
                                 longest_run(seen.all(3))):
@@ -239,4 +260,6 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
     if device is not None and torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)
     build_ms = (time.perf_counter() - start_time) * 1e3
-    return BlockMask(*ranges, BLOCK_SIZE, Q_LEN, KV_LEN, build_ms, B, H)
+    kv_start, kv_end, full_start, full_end = ranges
+    return BlockMask(kv_start, kv_end, BLOCK_SIZE, Q_LEN, KV_LEN, build_ms, B,
+                     H, full_start, full_end)

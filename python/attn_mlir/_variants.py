@@ -637,9 +637,12 @@ def _trace_body(fn, kind, captures, block_mask=None):
                 (kv_idx < ends[b, h, block])
 
         inside = between(block_mask.kv_start, block_mask.kv_end, "kv")
-        full = between(block_mask.full_start, block_mask.full_end, "full")
         unknown = q_idx < 0
-        result = (result & (inside | unknown)) | (full & ~unknown)
+        result = result & (inside | unknown)
+        if block_mask.full_start is not None:
+            full = between(block_mask.full_start, block_mask.full_end,
+                           "full")
+            result = result | (full & ~unknown)
     lines = list(t.lines)
 
     def text(captures):  # once every function has added its captures

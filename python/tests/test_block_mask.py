@@ -106,14 +106,18 @@ def brute_force_ranges(mask, B, H, SQ, SK, BS):
     return out
 
 
+@pytest.mark.parametrize("budget", ["default", "two blocks", "one row"])
 @pytest.mark.parametrize("maker", ["numpy", "torch"])
-def test_ranges_match_brute_force(maker):
+def test_ranges_match_brute_force(maker, budget, monkeypatch):
     # Random masks from the fuzz's grammar over ragged sizes (a partial
     # last query block), against loops; torch's build (cummax, argmax on
-    # ints) must give numpy's ranges.
+    # ints) must give numpy's. The budget of elements per evaluation sets
+    # how many blocks one mask_mod call covers: all, two (several calls,
+    # the last one partial), one. B and H None: one range for all.
     from mask_fuzz import random_mask_source, mask_from
+    from attn_mlir import _block_mask
     if maker == "torch":
-        torch = pytest.importorskip("torch")
+        pytest.importorskip("torch")
     for trial in range(6):
         seed = int(RNG.integers(2**31))
         rng = np.random.default_rng(seed)
@@ -121,12 +125,19 @@ def test_ranges_match_brute_force(maker):
             int(rng.integers(20, 90))
         BS = int(rng.choice([8, 16, 32]))
         mask = mask_from(random_mask_source(rng))
+        if trial % 3 == 2:  # built for any b and h
+            B = H = None
+            mask = (lambda m: lambda b, h, q, kv: m(0, 0, q, kv))(mask)
+        nb, nh = B or 1, H or 1
+        monkeypatch.setattr(_block_mask, "EVALUATION_ELEMENTS", {
+            "default": _block_mask.EVALUATION_ELEMENTS,
+            "two blocks": 2 * nb * nh * BS * SK, "one row": 1}[budget])
         bm = attn_mlir.create_block_mask(
             mask, B, H, SQ, SK, BLOCK_SIZE=BS,
             device="cpu" if maker == "torch" else None)
         got = np.stack([np.asarray(a) for a in (
             bm.kv_start, bm.kv_end, bm.full_start, bm.full_end)])
-        want = brute_force_ranges(mask, B, H, SQ, SK, BS)
+        want = brute_force_ranges(mask, nb, nh, SQ, SK, BS)
         assert (got == want).all(), f"seed {seed}: {got} vs {want}"
 
 
