@@ -228,7 +228,7 @@ attn_status attn_kernel_launch_ex(const attn_kernel *kernel,
                                   const attn_launch_options *options);
 
 /** attn_kernel_launch_ex for a kernel with captures or ALiBi: `captures`
- *  holds `num_captures` tensors (every size >= 1), the variant spec's
+ *  holds `num_captures` tensors (every size in [1, 2^31)), the variant spec's
  *  captures in its order, element types and ranks, then its ALiBi slopes
  *  when alibi_rank > 0. */
 attn_status attn_kernel_launch_captures(

@@ -61,3 +61,49 @@ func.func @branch_only(%c: !m, %q: index, %p: i1) -> i32 {
   }
   return %r : i32
 }
+
+// -----
+
+// Nested loops: a read the inner loop's bound does not feed leaves both;
+// one indexed by the outer induction variable leaves the inner loop only;
+// a read indexed by another read follows it; scf.while is a loop too.
+!m = memref<?xi32, strided<[?], offset: ?>>
+// CHECK-LABEL: func.func @nested
+// CHECK-SAME: (%[[C:[a-z0-9]+]]: memref{{.*}}, %[[Q:[a-z0-9]+]]: index, %[[N:[a-z0-9]+]]: index)
+// CHECK:      %[[A:.+]] = memref.load %[[C]][%[[Q]]] {attn.capture_read}
+// CHECK-NEXT: %[[AI:.+]] = arith.index_cast %[[A]] : i32 to index
+// CHECK-NEXT: %[[B:.+]] = memref.load %[[C]][%[[AI]]] {attn.capture_read}
+// CHECK-NEXT: scf.for %[[I:[a-z0-9]+]] =
+// CHECK-NEXT:   %[[O:.+]] = memref.load %[[C]][%[[I]]] {attn.capture_read}
+// CHECK-NEXT:   scf.for
+// CHECK-NOT:      memref.load
+// CHECK:      %[[W:.+]] = memref.load %[[C]][%[[N]]] {attn.capture_read}
+// CHECK-NEXT: scf.while
+func.func @nested(%c: !m, %q: index, %n: index) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0 : i32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (i32) {
+    %s = scf.for %j = %c0 to %n step %c1 iter_args(%in = %acc) -> (i32) {
+      %a = memref.load %c[%q] {attn.capture_read} : !m
+      %ai = arith.index_cast %a : i32 to index
+      %b = memref.load %c[%ai] {attn.capture_read} : !m
+      %o = memref.load %c[%i] {attn.capture_read} : !m
+      %t = arith.addi %in, %b : i32
+      %u = arith.addi %t, %o : i32
+      scf.yield %u : i32
+    }
+    scf.yield %s : i32
+  }
+  %w = scf.while (%x = %r) : (i32) -> i32 {
+    %v = memref.load %c[%n] {attn.capture_read} : !m
+    %go = arith.cmpi slt, %x, %v : i32
+    scf.condition(%go) %x : i32
+  } do {
+  ^bb0(%y: i32):
+    %one = arith.constant 1 : i32
+    %next = arith.addi %y, %one : i32
+    scf.yield %next : i32
+  }
+  return %w : i32
+}

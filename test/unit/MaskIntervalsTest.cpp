@@ -471,17 +471,18 @@ TEST(MaskIntervals, UnknownsFoldIntoTheVerdict) {
 /// A tile's static widths decide which capture reads are worth making:
 /// `docs[q]` over 16 rows and `docs[kv]` over 64 columns can span many
 /// elements, so with the widths given nothing is read for them (the
-/// compare is unknown); `start[q / 128]` spans at most two and is still
-/// read at both ends. Without widths every read is made and checked at
+/// compare is unknown), nor for a scattering product; `start[q / 128]`
+/// and `start[h / -2]` span at most two and are still read at both ends. Without widths every read is made and checked at
 /// run time.
 TEST(MaskIntervals, StaticWidthsSkipWideCaptureReads) {
   MLIRContext context;
   loadAttn(context);
   const char *text = R"mlir(
 !m = memref<?xi32, strided<[?], offset: ?>>
-func.func @holder(%s: tensor<16x64xf32>, %i: index, %docs: !m, %start: !m) -> tensor<16x64xf32> {
-  %m = attn.mask_mod %s at(%i, %i) rows[%i, %i) cols[%i, %i) lengths(%i, %i) captures(%docs, %start : !m, !m) : tensor<16x64xf32> {
-  ^bb0(%b: i32, %h: i32, %q: i32, %kv: i32, %d: !m, %st: !m):
+!m2 = memref<?x?xi32, strided<[?, ?], offset: ?>>
+func.func @holder(%s: tensor<16x64xf32>, %i: index, %docs: !m, %start: !m, %table: !m2) -> tensor<16x64xf32> {
+  %m = attn.mask_mod %s at(%i, %i) rows[%i, %i) cols[%i, %i) lengths(%i, %i) captures(%docs, %start, %table : !m, !m, !m2) : tensor<16x64xf32> {
+  ^bb0(%b: i32, %h: i32, %q: i32, %kv: i32, %d: !m, %st: !m, %tb: !m2):
     %dq = attn.capture_load %d[%q] : !m, i32
     %dk = attn.capture_load %d[%kv] : !m, i32
     %same = arith.cmpi eq, %dq, %dk : i32
@@ -489,7 +490,20 @@ func.func @holder(%s: tensor<16x64xf32>, %i: index, %docs: !m, %start: !m) -> te
     %qb = arith.divsi %q, %bs : i32
     %first = attn.capture_load %st[%qb] : !m, i32
     %after = arith.cmpi sge, %kv, %first : i32
-    %r = arith.andi %same, %after : i1
+    %minus2 = arith.constant -2 : i32
+    %group = arith.floordivsi %h, %minus2 : i32
+    %per_group = attn.capture_load %st[%group] : !m, i32
+    %big = arith.constant 2147483647 : i32
+    %hashed = arith.muli %q, %big : i32
+    %scattered = attn.capture_load %st[%hashed] : !m, i32
+    %lo = arith.cmpi sge, %kv, %per_group : i32
+    %hi = arith.cmpi slt, %kv, %scattered : i32
+    %both = arith.andi %lo, %hi : i1
+    %grouped = attn.capture_load %tb[%group, %qb] : !m2, i32, i32
+    %in_group = arith.cmpi slt, %kv, %grouped : i32
+    %all = arith.andi %both, %in_group : i1
+    %within = arith.andi %after, %all : i1
+    %r = arith.andi %same, %within : i1
     attn.yield %r : i1
   }
   return %m : tensor<16x64xf32>
@@ -513,7 +527,8 @@ func.func @holder(%s: tensor<16x64xf32>, %i: index, %docs: !m, %start: !m) -> te
     ranges.qLast = i32(271);
     ranges.kvFirst = i32(512);
     ranges.kvLast = i32(575);
-    ranges.captures = {holder.getArgument(2), holder.getArgument(3)};
+    ranges.captures = {holder.getArgument(2), holder.getArgument(3),
+                       holder.getArgument(4)};
     if (widths) {
       ranges.qWidth = 15;
       ranges.kvWidth = 63;
@@ -532,10 +547,15 @@ func.func @holder(%s: tensor<16x64xf32>, %i: index, %docs: !m, %start: !m) -> te
   };
   std::map<unsigned, int> all = reads(false);
   EXPECT_EQ(all[2], 4); // docs at q and kv, both ends
-  EXPECT_EQ(all[3], 2); // start at both ends of q / 128
+  EXPECT_EQ(all[3], 6); // start at q / 128, h / -2 and q * (2^31 - 1)
   std::map<unsigned, int> narrow = reads(true);
   EXPECT_EQ(narrow[2], 0);
-  EXPECT_EQ(narrow[3], 2);
+  // q / 128 spans at most ceil(15 / 128) = 1, h / -2 none: read; the
+  // product spans 15 (2^31 - 1): not.
+  EXPECT_EQ(narrow[3], 4);
+  // [h / -2, q / 128]: 0 + 1, read (a GQA group's row of a block table).
+  EXPECT_EQ(all[4], 2);
+  EXPECT_EQ(narrow[4], 2);
 }
 
 } // namespace

@@ -495,7 +495,9 @@ private:
 
   /// A static bound on hi - lo of integer `v`'s intervals over the ranges
   /// (what the region computes from the positions through +, -, * and /
-  /// by constants, min and max, casts); nullopt where none is known.
+  /// by constants, min and max, sign extension and truncation); nullopt
+  /// where none is known. (Recursive: regions are short straight-line
+  /// code.)
   std::optional<int64_t> staticWidth(Value v) {
     if (auto it = widths.find(v); it != widths.end())
       return it->second;
@@ -532,13 +534,16 @@ private:
         c = constant(0);
         x = of(1);
       }
-      if (c && x)
+      // (Both factors below 2^41 before multiplying: no overflow.)
+      if (c && x && std::abs(*c) < (int64_t(1) << 40))
         width = capped(*x * std::abs(*c));
-    } else if (isa<arith::DivSIOp, arith::FloorDivSIOp>(op)) {
-      // Quotients of [lo, lo + w] by c differ by at most w / |c| + 1.
+    } else if (isa<arith::DivSIOp, arith::FloorDivSIOp,
+                   arith::CeilDivSIOp>(op)) {
+      // Quotients of [lo, lo + w] by c, rounded either way or toward
+      // zero, differ by at most ceil(w / |c|).
       std::optional<int64_t> c = constant(1), x = of(0);
       if (c && *c != 0 && x)
-        width = *x / std::abs(*c) + 1;
+        width = (*x + std::abs(*c) - 1) / std::abs(*c);
     }
     widths[v] = width;
     return width;
@@ -562,9 +567,11 @@ private:
                                                 int64_t(2)))
                        : std::nullopt;
     }
-    if (staticSpan && *staticSpan > 1) // (constants fold, as any unknown)
-      return e.integer(e.i64(std::numeric_limits<int32_t>::min()),
-                       e.i64(std::numeric_limits<int32_t>::max()));
+    if (staticSpan && *staticSpan > 1) { // (constants fold, as unknowns)
+      Value least = e.i64(std::numeric_limits<int32_t>::min());
+      Value most = e.i64(std::numeric_limits<int32_t>::max());
+      return e.integer(least, most);
+    }
     SmallVector<Abstract> indices;
     for (Value index : load.getIndices()) {
       Abstract a = get(index);

@@ -95,6 +95,10 @@ public:
     kvLastColumn = frame.kvLast;
     Value zero = index(0);
     ranges = frame.rangesOf(b, loc, zero, bm, zero, 1);
+    // Exact capture reads (checked at run time) over the real rows: the
+    // search runs once per program, and the key ranges it tries are wide.
+    ranges.qWidth.reset();
+    ranges.kvWidth.reset();
 
     Value ub = loop.getUpperBound();
     Value span = arith::SubIOp::create(b, loc, ub, lb);

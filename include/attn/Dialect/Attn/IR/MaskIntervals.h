@@ -28,7 +28,10 @@ struct MaskRanges {
   /// Static bounds on qLast - qFirst and kvLast - kvFirst where known (a
   /// tile's rows and columns): a capture read whose indices may then span
   /// more than two elements is unknown without reading anything (else
-  /// both ends are read and checked at run time).
+  /// both ends are read and checked at run time). An upper bound taken
+  /// as the width: a tile with fewer real rows (decode) loses the exact
+  /// read, so callers that need it (attn-narrow-key-loops, once per
+  /// program) leave these unset.
   std::optional<int64_t> qWidth, kvWidth;
 };
 
@@ -54,8 +57,9 @@ enum class MaskPlant { None, PartialAsEmpty, PartialAsFull };
 /// An i32 capture_load whose indices span at most two neighbouring
 /// elements (all indices single points but one, that of width 1: a tile
 /// within one or two blocks of a per-block table) is read at both ends
-/// and bounded by the two values; any other read is unknown, and so are
-/// floats and ops without a rule. Returns nullopt when the yielded value
+/// and bounded by the two values (without reading where the ranges'
+/// static widths already allow a wider span); any other read is unknown,
+/// and so are floats and ops without a rule. Returns nullopt when the yielded value
 /// has no interval form at all (a float compare, an op without a rule).
 /// Ask maskRegionVerdicts first whether a verdict can tell anything.
 std::optional<MaskVerdict> classifyMaskRegion(OpBuilder &b, Location loc,

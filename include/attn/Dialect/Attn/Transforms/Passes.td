@@ -118,8 +118,9 @@ def AttnHoistCaptureReads : Pass<"attn-hoist-capture-reads"> {
   let summary = "Move loop-invariant reads of captured tensors out of loops";
   let description = [{
     Moves each `memref.load` that reads a captured tensor (the ones
-    attn.capture_load becomes, marked `attn.capture_read`), and each pure
-    op without regions, before the outermost enclosing `scf.for` /
+    attn.capture_load becomes, marked `attn.capture_read`), and the pure
+    ops without regions that compute its indices, before the outermost
+    enclosing `scf.for` /
     `scf.while` whose regions define none of its operands (crossing any
     `scf.if` between). Ops that would only leave an `scf.if` stay. Capture
     reads are clamped into their tensor (at least one element, checked at
