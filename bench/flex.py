@@ -20,6 +20,10 @@ Prints per case ours / Flex in ms and Flex's time over ours (the target:
 1.15 x (the fraction of causal's 128 x 128 tiles the window needs). Writes
 bench/results/<date>-<gpu>-flex.csv (or --out DIR). A measurement, not a
 test.
+
+`--profile CASE` runs only our call of that case, once, unchecked and
+untimed, for a profiler: `ncu --kernel-name attention --launch-count 1
+python3 bench/flex.py --profile documents-16`.
 """
 
 import argparse
@@ -123,11 +127,15 @@ def main():
     parser.add_argument("--seqlen", type=int, default=16384)
     parser.add_argument("--heads", type=int, default=16)
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    parser.add_argument("--profile", metavar="CASE",
+                        help="run our call of CASE once, for a profiler")
     args = parser.parse_args()
     S, H, D, device = args.seqlen, args.heads, 128, "cuda"
     torch.manual_seed(0)
     q, k, v = (torch.randn(1, H, S, D, device=device, dtype=torch.bfloat16)
                for _ in range(3))
+    if args.profile:
+        return profile(args.profile, q, k, v, S, H, device)
     flex = torch.compile(flex_attention)
     all_cases, ours_docs = cases(S, H, device)
     print(f"attn-mlir block mask (documents): {ours_docs.build_ms:.1f} ms, "
@@ -192,6 +200,20 @@ def main():
     path = results_path(args.out, "-flex")
     write_csv(rows_out, path, COLUMNS)
     print(f"wrote {path}")
+
+
+def profile(name, q, k, v, S, H, device):
+    """Our call of case `name`, once (traced first, outside)."""
+    all_cases, _ = cases(S, H, device)
+    found = [c for c in all_cases if c[0] == name]
+    if not found:
+        sys.exit(f"flex.py: no case {name!r}; the cases: "
+                 f"{', '.join(c[0] for c in all_cases)}")
+    _, causal, variant, _, _ = found[0]
+    traced = attn_mlir.trace_variant(**variant, device=device) \
+        if variant else None
+    attn_mlir.flash_attention(q, k, v, causal=causal, variant=traced)
+    torch.cuda.synchronize()
 
 
 if __name__ == "__main__":
