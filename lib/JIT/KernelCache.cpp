@@ -78,37 +78,34 @@ namespace {
 /// The in-memory cache's key; the default schedule's is the spec and the
 /// target alone (as before schedules existed, so old disk entries stay).
 std::string memoryKey(const AttentionSpec &spec, const Target &target,
-                      const Schedule &schedule) {
+                      const Schedule &schedule, const std::string &plant) {
   std::string key = spec.str() + " target=" + target.str();
-  if (std::string plant = maskPlantFromEnvironment(); !plant.empty())
+  if (!plant.empty())
     key += " mask_plant=" + plant;
   if (!schedule.isDefault())
     key += " schedule=" + schedule.name;
   return key;
 }
 
-/// The disk cache's key of code kept in memory under `key`: object code is
-/// for this host's CPU, and any code for this compiler build.
+/// The disk cache's key of code kept in memory under `key` (which names
+/// any mask plant): object code is for this host's CPU, and any code for
+/// this compiler build.
 std::string diskKeyOf(std::string key, const Target &target) {
   if (target.kind == Target::Kind::Cpu)
     key += " host=" + mlir::attn::hostCpuDescription();
-  // Kernel files' keys, too, never mix planted and sound code (a spec's
-  // memoryKey has it already).
-  if (std::string plant = maskPlantFromEnvironment();
-      !plant.empty() && key.find(" mask_plant=") == std::string::npos)
-    key += " mask_plant=" + plant;
   return key + " compiler=" + compilerIdentity();
 }
 
 std::string diskKey(const AttentionSpec &spec, const Target &target,
-                    const Schedule &schedule) {
-  return diskKeyOf(memoryKey(spec, target, schedule), target);
+                    const Schedule &schedule, const std::string &plant) {
+  return diskKeyOf(memoryKey(spec, target, schedule, plant), target);
 }
 
 /// Compiles `spec` for `target` in a fresh context: the kernel's name, its
 /// block_m and its code (PTX or object code).
 bool compile(const AttentionSpec &spec, const Target &target,
-             const Schedule &schedule, CachedCode &code, std::string &error) {
+             const Schedule &schedule, const std::string &plant,
+             CachedCode &code, std::string &error) {
   mlir::DialectRegistry registry;
   mlir::attn::registerAttnDialects(registry);
   // One compilation per thread: the caller parallelises across kernels.
@@ -133,7 +130,7 @@ bool compile(const AttentionSpec &spec, const Target &target,
   bool onGpu = target.kind == Target::Kind::Cuda;
   if (mlir::failed(mlir::attn::compileTileProgram(
           *module, onGpu ? "gpu:" + target.chip : "cpu", spec.headDim,
-          spec.effectiveHeadDimV(), int64_t(dtypeBytes(spec.dtype)),
+          spec.effectiveHeadDimV(), int64_t(dtypeBytes(spec.dtype)), plant,
           schedule.tiles)))
     return fail("compiling the tile program failed");
   auto signature = mlir::attn::analyzeKernel(*module);
@@ -145,7 +142,7 @@ bool compile(const AttentionSpec &spec, const Target &target,
   if (onGpu) {
     mlir::attn::GpuTarget gpu = schedule.gpu;
     gpu.chip = target.chip;
-    gpu.maskPlant = maskPlantFromEnvironment();
+    gpu.maskPlant = plant;
     auto ptx = mlir::attn::compileToPtx(*module, gpu);
     if (mlir::failed(ptx))
       return fail("lowering to PTX for " + target.chip + " failed");
@@ -154,17 +151,18 @@ bool compile(const AttentionSpec &spec, const Target &target,
     code.tensorMaps =
         mlir::attn::tensorMapParamsText(*module, code.kernelName);
   } else if (mlir::failed(
-                 mlir::attn::compileToHostObject(*module, code.payload))) {
+                 mlir::attn::compileToHostObject(*module, plant, code.payload))) {
     return fail("lowering to host object code failed");
   }
   return true;
 }
 
 Compiled obtain(const AttentionSpec &spec, const Target &target,
-                const Schedule &schedule, KernelOrigin &origin) {
+                const Schedule &schedule, const std::string &plant,
+                KernelOrigin &origin) {
   Compiled result;
   std::string directory = diskCacheDirectory();
-  std::string key = diskKey(spec, target, schedule);
+  std::string key = diskKey(spec, target, schedule, plant);
   CachedCode code;
   if (readCacheEntry(directory, key, code)) {
     touchCacheEntry(directory, key);
@@ -180,7 +178,7 @@ Compiled obtain(const AttentionSpec &spec, const Target &target,
   cache().compilations++;
   origin = KernelOrigin::Compiled;
   code = CachedCode();
-  if (!compile(spec, target, schedule, code, result.error))
+  if (!compile(spec, target, schedule, plant, code, result.error))
     return result;
   storeCacheEntry(directory, key, code);
   result.kernel = makeKernel(spec, target, schedule, std::move(code), result.error);
@@ -205,7 +203,9 @@ attn::detail::getScheduledKernel(const AttentionSpec &spec,
       !mlir::attn::resolveGpuChip(target.chip, /*features=*/"", error))
     return nullptr;
   Cache &c = cache();
-  std::string key = memoryKey(spec, target, schedule);
+  // Read once: the key and the code it names agree on the plant.
+  const std::string plant = maskPlantFromEnvironment();
+  std::string key = memoryKey(spec, target, schedule, plant);
   std::promise<Compiled> promise;
   std::shared_future<Compiled> future;
   bool owner = false;
@@ -222,7 +222,7 @@ attn::detail::getScheduledKernel(const AttentionSpec &spec,
   }
   KernelOrigin found = KernelOrigin::MemoryCache;
   if (owner) {
-    Compiled result = obtain(spec, target, schedule, found);
+    Compiled result = obtain(spec, target, schedule, plant, found);
     if (!result.kernel) {
       // Failures are not cached: the next call tries again.
       std::lock_guard<std::mutex> lock(c.mutex);
@@ -255,7 +255,9 @@ std::shared_ptr<const Kernel> attn::getKernel(const AttentionSpec &spec,
   // One tuned kernel per spec and target, so that its choices are made
   // once per process (and read from the disk by the next one).
   Cache &c = cache();
-  std::string key = memoryKey(spec, target, Schedule()) + " autotuned";
+  std::string key =
+      memoryKey(spec, target, Schedule(), maskPlantFromEnvironment()) +
+      " autotuned";
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.tuned.find(key);
   if (it == c.tuned.end())
@@ -267,8 +269,9 @@ std::shared_ptr<const Kernel> attn::getKernel(const AttentionSpec &spec,
 }
 
 std::string mlir::attn::generatedKernelCacheKey(const AttentionSpec &spec,
-                                                const Target &target) {
-  return memoryKey(spec, target, Schedule());
+                                                const Target &target,
+                                                const std::string &plant) {
+  return memoryKey(spec, target, Schedule(), plant);
 }
 
 bool mlir::attn::getCachedKernelCode(

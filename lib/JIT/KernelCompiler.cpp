@@ -146,6 +146,7 @@ LogicalResult mlir::attn::compileTileProgram(ModuleOp module,
                                              const std::string &target,
                                              int64_t headDim, int64_t headDimV,
                                              int64_t elementBytes,
+                                             const std::string &maskPlant,
                                              std::optional<TileConfig> tiles) {
   PassManager pm(module.getContext());
   bool causal = false;
@@ -159,7 +160,7 @@ LogicalResult mlir::attn::compileTileProgram(ModuleOp module,
   tile.blockM = config.blockM;
   tile.blockN = config.blockN;
   tile.numWarps = config.numWarps;
-  tile.maskPlant = ::attn::maskPlantFromEnvironment();
+  tile.maskPlant = maskPlant;
   buildTileProgramPipeline(pm, tile);
   return pm.run(module);
 }
@@ -194,10 +195,11 @@ std::string mlir::attn::hostCpuDescription() {
 }
 
 LogicalResult mlir::attn::compileToHostObject(ModuleOp module,
+                                              const std::string &maskPlant,
                                               std::string &object) {
   initializeNativeTarget();
   PassManager pm(module.getContext());
-  buildCpuLoweringPipeline(pm, ::attn::maskPlantFromEnvironment());
+  buildCpuLoweringPipeline(pm, maskPlant);
   if (failed(pm.run(module)))
     return module.emitError() << "lowering to the CPU failed";
 

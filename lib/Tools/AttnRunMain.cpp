@@ -389,10 +389,11 @@ static bool readTuningKnobs(TuningKnobs &knobs, std::string &error) {
 static LogicalResult compileRunTileProgram(ModuleOp module,
                                            const RunOptions &opts,
                                            const std::string &target,
-                                           const TuningKnobs &knobs) {
+                                           const TuningKnobs &knobs,
+                                           const std::string &plant) {
   return mlir::attn::compileTileProgram(
       module, target, opts.headDim, opts.headDimV,
-      int64_t(::attn::dtypeBytes(*::attn::parseDType(opts.dtype))),
+      int64_t(::attn::dtypeBytes(*::attn::parseDType(opts.dtype))), plant,
       target.rfind("gpu", 0) == 0 ? knobs.tiles : std::nullopt);
 }
 
@@ -414,10 +415,11 @@ static std::string gpuKnobsText() {
 /// file as compiled for this run's head dims, element type and tiles).
 static std::string codeKey(ModuleOp tileProgram, const ::attn::Target &target,
                            const RunOptions &opts,
-                           const std::string &knobsText) {
+                           const std::string &knobsText,
+                           const std::string &plant) {
   std::string key;
   if (opts.kernelFile.empty()) {
-    key = generatedKernelCacheKey(specOf(opts), target);
+    key = generatedKernelCacheKey(specOf(opts), target, plant);
   } else {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -426,6 +428,9 @@ static std::string codeKey(ModuleOp tileProgram, const ::attn::Target &target,
           llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)),
                       /*LowerCase=*/true) +
           " target=" + target.str();
+    // (Planted and sound code never share a key: see getCachedKernelCode.)
+    if (!plant.empty())
+      key += " mask_plant=" + plant;
   }
   if (!knobsText.empty())
     key += " attn-run-knobs=" + knobsText;
@@ -502,6 +507,9 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     return kOk;
   }
   bool onGpu = opts.target == "cuda";
+  // ATTN_DEBUG_MASK_PLANT, read once for the run: the code keys and the
+  // code they name agree on it.
+  const std::string plant = ::attn::maskPlantFromEnvironment();
 
   DialectRegistry registry;
   registerAttnDialects(registry);
@@ -611,7 +619,8 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       knobsText += std::string(knobsText.empty() ? "" : " ") + "tma-copies=0";
     }
     if (failed(compileRunTileProgram(*gpuModule, opts,
-                                     "gpu:" + opts.effectiveChip(), knobs)))
+                                     "gpu:" + opts.effectiveChip(), knobs,
+                                     plant)))
       return fail("compiling the tile program failed");
     gpuSig = analyzeKernel(*gpuModule);
     if (failed(gpuSig)) {
@@ -625,8 +634,8 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     GpuTarget target = knobs.target;
     target.chip = opts.effectiveChip();
     // The negative controls' planted misclassification, as the JIT plants
-    // it (the code key has it: generatedKernelCacheKey).
-    target.maskPlant = ::attn::maskPlantFromEnvironment();
+    // it (the code key has it).
+    target.maskPlant = plant;
     ::attn::Target cuda;
     cuda.kind = ::attn::Target::Kind::Cuda;
     cuda.chip = target.chip;
@@ -646,7 +655,7 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       out.payload = std::move(*text);
       return true;
     };
-    if (!getCachedKernelCode(codeKey(*gpuModule, cuda, opts, knobsText),
+    if (!getCachedKernelCode(codeKey(*gpuModule, cuda, opts, knobsText, plant),
                              cuda, lower, code, origin, error))
       return fail(error);
     ptx = std::move(code.payload);
@@ -675,7 +684,7 @@ int mlir::attn::attnRunMain(int argc, char **argv,
   FailureOr<KernelSignature> cpuSig = failure();
   if (!onGpu) {
     cpuModule = source->clone();
-    if (failed(compileRunTileProgram(*cpuModule, opts, "cpu", TuningKnobs())))
+    if (failed(compileRunTileProgram(*cpuModule, opts, "cpu", TuningKnobs(), plant)))
       return fail("compiling the tile program failed");
     cpuSig = analyzeKernel(*cpuModule);
     if (failed(cpuSig))
@@ -815,7 +824,7 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     CachedKernelCode code;
     ::attn::KernelOrigin origin;
     auto lower = [&](CachedKernelCode &out, std::string &err) {
-      if (failed(compileToHostObject(*cpuModule, out.payload))) {
+      if (failed(compileToHostObject(*cpuModule, plant, out.payload))) {
         err = "lowering to the CPU failed";
         return false;
       }
@@ -824,7 +833,7 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       out.numWarps = sig.numWarps;
       return true;
     };
-    if (!getCachedKernelCode(codeKey(*cpuModule, cpu, opts, ""), cpu, lower,
+    if (!getCachedKernelCode(codeKey(*cpuModule, cpu, opts, "", plant), cpu, lower,
                              code, origin, error))
       return fail(error);
     exe = CpuExecutable::load(code.payload, sig.name, error);

@@ -54,9 +54,12 @@ LogicalResult addVariantRegions(Operation *flashAttentionOp,
 /// Expands and optimises the tile program of `module` with the tile sizes
 /// of `target` ("cpu" or "gpu") for these head dims, element size and the
 /// module's causal mask, or with `tiles` when given.
+/// `maskPlant`: ATTN_DEBUG_MASK_PLANT's value, read once by the caller for
+/// the whole request ("" for none).
 LogicalResult compileTileProgram(ModuleOp module, const std::string &target,
                                  int64_t headDim, int64_t headDimV,
                                  int64_t elementBytes,
+                                 const std::string &maskPlant,
                                  std::optional<TileConfig> tiles = {});
 
 /// Tile program -> PTX for `target`'s chip (no CUDA needed).
@@ -64,7 +67,9 @@ FailureOr<std::string> compileToPtx(ModuleOp module, const GpuTarget &target);
 
 /// Tile program -> relocatable object code for this host's CPU (-O3), in
 /// `object`. The caller loads it with CpuExecutable::load.
-LogicalResult compileToHostObject(ModuleOp module, std::string &object);
+LogicalResult compileToHostObject(ModuleOp module,
+                                  const std::string &maskPlant,
+                                  std::string &object);
 
 /// The host CPU and its features: part of every CPU cache key, since the
 /// object code is compiled for them.
@@ -87,7 +92,8 @@ struct CachedKernelCode {
 /// getKernel's cache key (default schedule) of `spec` on `target`: code
 /// stored under it is what getKernel would load, and the other way round.
 std::string generatedKernelCacheKey(const ::attn::AttentionSpec &spec,
-                                    const ::attn::Target &target);
+                                    const ::attn::Target &target,
+                                    const std::string &maskPlant);
 
 /// Code through getKernel's caches (KernelCache.cpp), for callers that
 /// compile modules of their own (attn-run): kept in the process's memory
@@ -95,7 +101,8 @@ std::string generatedKernelCacheKey(const ::attn::AttentionSpec &spec,
 /// extended as getKernel's are: the compiler build and, for the CPU, the
 /// host), else made by `compile` and stored in both. `origin` says which;
 /// false with `error` set (by `compile`) when compilation fails. `key` must
-/// name everything the code depends on but the compiler and the host.
+/// name everything the code depends on but the compiler and the host (a
+/// mask plant included).
 bool getCachedKernelCode(
     const std::string &key, const ::attn::Target &target,
     llvm::function_ref<bool(CachedKernelCode &, std::string &)> compile,
