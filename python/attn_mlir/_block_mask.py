@@ -150,8 +150,8 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
     nb, nh = B or 1, H or 1
     blocks = -(-Q_LEN // BLOCK_SIZE)
     start_time = time.perf_counter()
-    # numpy or torch: arange, a bool broadcast, a running maximum and the
-    # result arrays; one loop below.
+    # numpy or torch: arange, a bool broadcast, a running maximum, row
+    # padding and the result arrays; one loop below.
     if device is None:
         import numpy as np
 
@@ -177,9 +177,6 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
             last = np.broadcast_to(seen[:, :, -1:], seen.shape[:2] +
                                    (n,) + seen.shape[3:])
             return np.concatenate([seen, last], axis=2)
-
-        def store(array, first, value):
-            array[:, :, first:first + value.shape[-1]] = value
 
         ranges = [np.zeros((nb, nh, blocks), dtype=np.int32)
                   for _ in range(4)]
@@ -210,12 +207,12 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
             last = seen[:, :, -1:].expand(-1, -1, n, -1)
             return torch.cat([seen, last], dim=2)
 
-        def store(array, first, value):
-            array[:, :, first:first + value.shape[-1]] = value
-
         ranges = [torch.zeros((nb, nh, blocks), dtype=torch.int32,
                               device=device) for _ in range(4)]
     keys = arange(0, KV_LEN)
+
+    def store(array, first, value):  # (numpy and torch alike)
+        array[:, :, first:first + value.shape[-1]] = value
 
     def visible(seen):
         """[first, end) from the first to past the last key seen per row
