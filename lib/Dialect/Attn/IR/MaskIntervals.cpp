@@ -105,14 +105,20 @@ public:
 
   /// [lo, hi] computed in i64 from i32 operands; the whole i32 range when
   /// the i32 operation may have wrapped.
-  Abstract fitI32(Value lo, Value hi) {
+  /// Any i32 value: the whole range, as constants (so what depends only
+  /// on it folds, see maskRegionVerdicts).
+  Abstract anyI32() {
     Value low = i64(std::numeric_limits<int32_t>::min());
     Value high = i64(std::numeric_limits<int32_t>::max());
-    Value under = cmp(arith::CmpIPredicate::slt, lo, low);
-    Value over = cmp(arith::CmpIPredicate::sgt, hi, high);
+    return integer(low, high);
+  }
+  Abstract fitI32(Value lo, Value hi) {
+    Abstract whole = anyI32();
+    Value under = cmp(arith::CmpIPredicate::slt, lo, whole.lo);
+    Value over = cmp(arith::CmpIPredicate::sgt, hi, whole.hi);
     Value wrapped = either(under, over);
-    Value newLo = select(wrapped, low, lo);
-    Value newHi = select(wrapped, high, hi);
+    Value newLo = select(wrapped, whole.lo, lo);
+    Value newHi = select(wrapped, whole.hi, hi);
     return integer(newLo, newHi);
   }
 
@@ -567,11 +573,8 @@ private:
                                                 int64_t(2)))
                        : std::nullopt;
     }
-    if (staticSpan && *staticSpan > 1) { // (constants fold, as unknowns)
-      Value least = e.i64(std::numeric_limits<int32_t>::min());
-      Value most = e.i64(std::numeric_limits<int32_t>::max());
-      return e.integer(least, most);
-    }
+    if (staticSpan && *staticSpan > 1)
+      return e.anyI32();
     SmallVector<Abstract> indices;
     for (Value index : load.getIndices()) {
       Abstract a = get(index);
@@ -600,10 +603,9 @@ private:
     Value narrow = e.cmp(P::sle, span, one);
     Value hullLo = e.min(atLo, atHi);
     Value hullHi = e.max(atLo, atHi);
-    Value low = e.i64(std::numeric_limits<int32_t>::min());
-    Value high = e.i64(std::numeric_limits<int32_t>::max());
-    Value lo = e.select(narrow, hullLo, low);
-    Value hi = e.select(narrow, hullHi, high);
+    Abstract whole = e.anyI32();
+    Value lo = e.select(narrow, hullLo, whole.lo);
+    Value hi = e.select(narrow, hullHi, whole.hi);
     return e.integer(lo, hi);
   }
 
