@@ -12,9 +12,13 @@
 // The accumulator of m64nNk16 gives warp w % 4 rows 16 (w % 4) + g and + 8,
 // register 4j + 2h + e being element (h, e) of 8-column tile j: the
 // mma.sync fragment of the warp's row tile, which is why the tile layouts
-// agree. Each wgmma is waited at once (wait_group 0): attngpu.wgmma_wait
-// then has nothing left to wait for. Issuing the next one before waiting is
-// the pipelining still to come.
+// agree.
+// Each wgmma ends with its commit_group, in flight. attngpu.wgmma_wait is
+// one inline-asm wait_group taking and returning every register of the
+// tiles it waits for (as CUTLASS's fence_operand): their readers then
+// depend on the wait, so neither LLVM nor ptxas moves a read of an
+// in-flight accumulator above it. Between issue and wait the registers
+// are only passed along (loop-carried), never read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,16 +84,17 @@ SmallVector<Value> accumulatorRegisters(OpBuilder &b, Location loc, Value acc,
   return regs;
 }
 
-/// `acc` with its elements from wgmma's result struct `regs`.
+/// `acc` with its elements from the struct `regs`, wgmma's order from
+/// member `first` on.
 Value accumulatorFrom(OpBuilder &b, Location loc, Value regs, Value acc,
-                      int64_t nTiles) {
+                      int64_t nTiles, int64_t first = 0) {
   for (int64_t j = 0; j < nTiles; ++j)
     for (int64_t h = 0; h < 2; ++h)
       for (int64_t e = 0; e < 2; ++e)
         acc = vector::InsertOp::create(
             b, loc,
-            LLVM::ExtractValueOp::create(b, loc, regs,
-                                         ArrayRef<int64_t>{4 * j + 2 * h + e}),
+            LLVM::ExtractValueOp::create(
+                b, loc, regs, ArrayRef<int64_t>{first + 4 * j + 2 * h + e}),
             acc, ArrayRef<int64_t>{j, h, e});
   return acc;
 }
@@ -161,7 +166,6 @@ struct WgmmaLowering : public OpConversionPattern<WgmmaOp> {
             /*satfinite=*/NVVM::MMAIntOverflowAttr());
       }
       NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
       result = accumulatorFrom(b, loc, regs, adaptor.getAcc(), nTiles);
     } else {
       if (op.getTransposeB())
@@ -185,8 +189,7 @@ struct WgmmaLowering : public OpConversionPattern<WgmmaOp> {
            << a + 3 << "}, $" << regsCount + 4 * kSteps + kk
            << ", p, 1, 1, 1;\n";
       }
-      os << "wgmma.commit_group.sync.aligned;\n"
-         << "wgmma.wait_group.sync.aligned 0;\n}";
+      os << "wgmma.commit_group.sync.aligned;\n}";
       std::string constraints;
       for (int64_t i = 0; i < regsCount; ++i)
         constraints += "=f,";
@@ -225,13 +228,49 @@ struct WgmmaLowering : public OpConversionPattern<WgmmaOp> {
   }
 };
 
-/// Every wgmma was waited where it was issued (see the file comment).
+/// wgmma.wait_group as inline asm whose operands are every register of the
+/// waited tiles, tied in and out (see the file comment).
 struct WgmmaWaitLowering : public OpConversionPattern<WgmmaWaitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(WgmmaWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, adaptor.getInflight());
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    SmallVector<Value> registers;
+    SmallVector<int64_t> tileCounts;
+    for (auto [original, converted] :
+         llvm::zip(op.getInflight(), adaptor.getInflight())) {
+      int64_t nTiles = cast<TileType>(original.getType()).getShape()[1] / 8;
+      tileCounts.push_back(nTiles);
+      llvm::append_range(registers,
+                         accumulatorRegisters(b, loc, converted, nTiles));
+    }
+    int64_t count = registers.size();
+    std::string constraints;
+    for (int64_t i = 0; i < count; ++i)
+      constraints += "=f,";
+    for (int64_t i = 0; i < count; ++i)
+      constraints += std::to_string(i) + (i + 1 < count ? "," : "");
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(count, b.getF32Type()));
+    auto asmOp = LLVM::InlineAsmOp::create(
+        b, loc, TypeRange{structType}, registers,
+        "wgmma.wait_group.sync.aligned " + std::to_string(op.getPending()) +
+            ";",
+        constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        ArrayAttr());
+    SmallVector<Value> results;
+    int64_t first = 0;
+    for (auto [converted, nTiles] :
+         llvm::zip(adaptor.getInflight(), tileCounts)) {
+      results.push_back(accumulatorFrom(b, loc, asmOp.getResult(0), converted,
+                                        nTiles, first));
+      first += 4 * nTiles;
+    }
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
