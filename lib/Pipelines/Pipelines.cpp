@@ -208,6 +208,8 @@ LogicalResult mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
   pm.addPass(attngpu::createAttnGPUPipeline());
   // Each kernel's TMA loads (tma_copies in its #attngpu.schedule).
   pm.addPass(attngpu::createAttnGPUTmaCopies());
+  // Each kernel's overlap of the next S with this P V (overlap_scores).
+  pm.addPass(attngpu::createAttnGPUOverlapScores());
   attngpu::AttnGPUAllocateSharedOptions allocate;
   allocate.maxSharedBytes = chip->maxSharedBytes;
   pm.addPass(attngpu::createAttnGPUAllocateShared(allocate));

@@ -1073,7 +1073,7 @@ func.func @f(%src: memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>, %m
   %c0 = arith.constant 0 : index
   %buf = attngpu.alloc_shared : !attngpu.shared<128x128xf16, wgmma_128b>
   %t = attngpu.tma_load %map[%i, %i, %i, %c0] into %buf[%c0] arrive %bars[%c0] : !attngpu.tensor_map<f16, box = [1, 128, 1, 64]>, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<1>
-  // expected-error @+1 {{takes tokens of predicated attngpu.tma_loads (directly or yielded by a loop), got one from attngpu.tma_load}}
+  // expected-error @+1 {{takes tokens of predicated attngpu.tma_loads (directly or yielded by a loop or a branch), got one from attngpu.tma_load}}
   attngpu.unissued %t
   return
 }
@@ -1084,7 +1084,7 @@ func.func @f(%src: memref<?x64xf16>, %i: index, %p: i1) {
   %c0 = arith.constant 0 : index
   %b = attngpu.alloc_shared : !attngpu.shared<64x64xf16>
   %t = attngpu.async_copy %src[%i, %c0] dims = [0, 1] into %b[%c0] if %p : memref<?x64xf16>, !attngpu.shared<64x64xf16>
-  // expected-error @+1 {{takes tokens of predicated attngpu.tma_loads (directly or yielded by a loop), got one from attngpu.async_copy}}
+  // expected-error @+1 {{takes tokens of predicated attngpu.tma_loads (directly or yielded by a loop or a branch), got one from attngpu.async_copy}}
   attngpu.unissued %t
   return
 }

@@ -302,31 +302,69 @@ LogicalResult MbarrierWaitOp::verify() {
   return verifyMbarrierIndex(*this, getIndex(), getBarriers().getType());
 }
 
-LogicalResult UnissuedOp::verify() {
-  // Each token: a predicated tma_load, or a loop's result that yields one
-  // (directly, or carried on through the loop's arguments as a ring's later
-  // stages are).
-  for (Value token : getTokens()) {
-    Value produced = token;
-    if (auto loop = token.getDefiningOp<scf::ForOp>()) {
-      Operation *yield = loop.getBody()->getTerminator();
-      produced = yield->getOperand(cast<OpResult>(token).getResultNumber());
-      for (unsigned carried = 0; carried < kMaxRingStages; ++carried) {
-        auto arg = dyn_cast<BlockArgument>(produced);
-        if (!arg || arg.getOwner() != loop.getBody() ||
-            arg.getArgNumber() == 0)
-          break;
-        produced = yield->getOperand(arg.getArgNumber() - 1);
-      }
+/// The op that made `token`: through a loop's result to what its body
+/// yields (carried on through the loop's arguments as a ring's later stages
+/// are), and through an `scf.if` to what each branch yields; each origin
+/// goes to `origins`.
+static void tokenOrigins(Value token, SmallVectorImpl<Value> &origins,
+                         int depth = 0) {
+  if (depth > 4) {
+    origins.push_back(token);
+    return;
+  }
+  if (auto branch = token.getDefiningOp<scf::IfOp>()) {
+    unsigned index = cast<OpResult>(token).getResultNumber();
+    tokenOrigins(branch.thenYield().getOperand(index), origins, depth + 1);
+    if (!branch.getElseRegion().empty())
+      tokenOrigins(branch.elseYield().getOperand(index), origins, depth + 1);
+    return;
+  }
+  // A loop body's argument: what enters the loop and what it yields.
+  if (auto arg = dyn_cast<BlockArgument>(token)) {
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (loop && arg.getArgNumber() > 0) {
+      unsigned index = arg.getArgNumber() - 1;
+      tokenOrigins(loop.getInitArgs()[index], origins, depth + 1);
+      tokenOrigins(loop.getYieldedValues()[index], origins, depth + 1);
+      return;
     }
-    auto load = produced.getDefiningOp<TmaLoadOp>();
-    if (!load || !load.getPredicate())
-      return emitOpError() << "takes tokens of predicated attngpu.tma_loads "
-                              "(directly or yielded by a loop), got one from "
-                           << (produced.getDefiningOp()
-                                   ? produced.getDefiningOp()->getName()
-                                         .getStringRef()
-                                   : StringRef("a block argument"));
+  }
+  Value produced = token;
+  if (auto loop = token.getDefiningOp<scf::ForOp>()) {
+    Operation *yield = loop.getBody()->getTerminator();
+    produced = yield->getOperand(cast<OpResult>(token).getResultNumber());
+    for (unsigned carried = 0; carried < kMaxRingStages; ++carried) {
+      auto arg = dyn_cast<BlockArgument>(produced);
+      if (!arg || arg.getOwner() != loop.getBody() ||
+          arg.getArgNumber() == 0)
+        break;
+      produced = yield->getOperand(arg.getArgNumber() - 1);
+    }
+    if (produced.getDefiningOp<scf::ForOp>() ||
+        produced.getDefiningOp<scf::IfOp>()) {
+      tokenOrigins(produced, origins, depth + 1);
+      return;
+    }
+  }
+  origins.push_back(produced);
+}
+
+LogicalResult UnissuedOp::verify() {
+  // Each token: a predicated tma_load, or a loop's or a branch's result
+  // that yields one.
+  for (Value token : getTokens()) {
+    SmallVector<Value> origins;
+    tokenOrigins(token, origins);
+    for (Value produced : origins) {
+      auto load = produced.getDefiningOp<TmaLoadOp>();
+      if (!load || !load.getPredicate())
+        return emitOpError()
+               << "takes tokens of predicated attngpu.tma_loads (directly or "
+                  "yielded by a loop or a branch), got one from "
+               << (produced.getDefiningOp()
+                       ? produced.getDefiningOp()->getName().getStringRef()
+                       : StringRef("a block argument"));
+    }
   }
   return success();
 }

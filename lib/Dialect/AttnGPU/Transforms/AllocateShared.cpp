@@ -94,7 +94,12 @@ static std::pair<int64_t, int64_t> liveRange(AllocSharedOp alloc,
     Value value = worklist.pop_back_val();
     if (!seen.insert(value).second)
       continue;
-    if (value != alloc.getBuffer() && value.use_empty())
+    // A copy's token or a wgmma's result nothing waits: pending to the
+    // end. (A loop's or branch's result nothing uses forwards what was
+    // waited inside: attngpu-overlap-scores' rotated loop carries tokens
+    // its next step has already waited.)
+    if (value != alloc.getBuffer() && value.use_empty() &&
+        isa_and_nonnull<AsyncCopyOp, TmaLoadOp, WgmmaOp>(value.getDefiningOp()))
       last = order.end.lookup(func);
     for (OpOperand &use : value.getUses()) {
       Operation *user = use.getOwner();

@@ -98,7 +98,29 @@ static std::optional<int64_t> constantIndex(Value value) {
   return std::nullopt;
 }
 
-/// `stage` as `((iv - lb) / step + offset) mod stages` of an scf.for.
+/// `value` as k * `step` with a constant k >= 0: `step` itself, a product
+/// of it and a constant, or a constant multiple of a constant step.
+static std::optional<int64_t> stepsIn(Value value, Value step) {
+  if (value == step)
+    return 1;
+  if (auto mul = value.getDefiningOp<arith::MulIOp>()) {
+    for (auto [a, c] : {std::pair{mul.getLhs(), mul.getRhs()},
+                        std::pair{mul.getRhs(), mul.getLhs()}}) {
+      std::optional<int64_t> k = constantIndex(c);
+      std::optional<int64_t> inner = stepsIn(a, step);
+      if (k && *k >= 0 && inner)
+        return *k * *inner;
+    }
+    return std::nullopt;
+  }
+  std::optional<int64_t> v = constantIndex(value), s = constantIndex(step);
+  if (v && s && *s > 0 && *v >= 0 && *v % *s == 0)
+    return *v / *s;
+  return std::nullopt;
+}
+
+/// `stage` as `((iv + k * step - lb) / step + offset) mod stages` of an
+/// scf.for (k >= 0 a constant, usually 0).
 static std::optional<RingIndex> ringIndex(Value stage) {
   auto rem = stage ? stage.getDefiningOp<arith::RemUIOp>() : nullptr;
   std::optional<int64_t> stages =
@@ -118,13 +140,24 @@ static std::optional<RingIndex> ringIndex(Value stage) {
   }
   auto div = count.getDefiningOp<arith::DivUIOp>();
   auto sub = div ? div.getLhs().getDefiningOp<arith::SubIOp>() : nullptr;
-  auto iv = sub ? dyn_cast<BlockArgument>(sub.getLhs()) : nullptr;
+  Value position = sub ? sub.getLhs() : Value();
+  // `iv + k * step` (k >= 0): k iterations on (attngpu-overlap-scores reads
+  // the next iteration's stage).
+  int64_t ahead = 0;
+  if (auto add = position ? position.getDefiningOp<arith::AddIOp>() : nullptr) {
+    std::optional<int64_t> k = stepsIn(add.getRhs(), div.getRhs());
+    if (!k)
+      return std::nullopt;
+    position = add.getLhs();
+    ahead = *k;
+  }
+  auto iv = dyn_cast_if_present<BlockArgument>(position);
   auto loop =
       iv ? dyn_cast<scf::ForOp>(iv.getOwner()->getParentOp()) : nullptr;
   if (!loop || iv != loop.getInductionVar() ||
       sub.getRhs() != loop.getLowerBound() || div.getRhs() != loop.getStep())
     return std::nullopt;
-  return RingIndex{loop, offset % *stages, *stages};
+  return RingIndex{loop, (offset + ahead) % *stages, *stages};
 }
 
 /// Whether the two accesses are to different stages for sure: distinct

@@ -44,6 +44,37 @@ def AttnGPUPipeline : Pass<"attngpu-pipeline"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def AttnGPUOverlapScores : Pass<"attngpu-overlap-scores"> {
+  let summary = "Issue the next key block's S = Q K^T before this one's P V";
+  let description = [{
+    FlashAttention-3's overlap inside a warpgroup, in each function whose
+    schedule has `overlap_scores = 1` (or every function, with `force`).
+    A loop computing per key block S = Q K^T (a wgmma with A in shared
+    memory), its softmax and O += P V (the next wgmma reading what S
+    leads to), each waited at once, is rotated: a prologue computes step
+    lb's scores part (the waits for S's copies, S, and everything from S
+    up to P V); iteration j issues step j + 1's S, then step j's P V,
+    waits S with `pending = 1` (P V stays in flight), runs step j + 1's
+    softmax under the P V product, then waits O and rescales it; an
+    epilogue runs the last step's rest. The whole stands in an `scf.if`
+    on the loop running at all. The scores part's values the rest reads
+    are carried by the loop.
+
+    Step j + 1's K tile must have been copied ahead (a ring of
+    attngpu-pipeline: its wait on a token the loop carries); a loop whose
+    scores part waits on a copy made in the same iteration, or holds a
+    write or a barrier, is left as it is with a warning. Runs after
+    attngpu-pipeline and attngpu-tma-copies, before
+    attngpu-allocate-shared and attngpu-insert-barriers.
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Rotate the loops of every function, whatever its schedule says">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def AttnGPUTmaCopies : Pass<"attngpu-tma-copies"> {
   let summary = "Turn tile copies into TMA loads waited on mbarriers";
   let description = [{

@@ -1,0 +1,544 @@
+//===- OverlapScores.cpp - the next S = Q K^T under this step's P V ------===//
+//
+// Implements attngpu-overlap-scores, FlashAttention-3's overlap inside a
+// warpgroup. A key loop computes, per step j, S_j = Q K_j^T (a wgmma with A
+// in shared memory), its softmax (P_j, the rescale of O) and O += P_j V_j
+// (a wgmma reading P_j), each waited at once. The loop is rotated by the
+// part that leads from S to P (the "scores part": S's wgmma and wait, the
+// waits for its operands' copies before it, and every op using S's result
+// up to the P V product; pure index math it needs is cloned with it):
+//
+//   if (lb < ub) {
+//     scores part of step lb                    (prologue)
+//     for j = lb; j + step < ub; j += step {
+//       issue S_{j+1}                            (scores part of j + 1 ...)
+//       issue O += P_j V_j                       (the rest of step j)
+//       wait S_{j+1} (wait_group 1: P V stays in flight)
+//       softmax of S_{j+1}                       (under the P V product)
+//       wait O (wait_group 0), rescale it by step j + 1's factor
+//     }
+//     the rest of the last step                  (epilogue)
+//   }
+//
+// The values the scores part hands the rest (P, the rescaled O, the row
+// max and sum) are carried by the rotated loop. Step j + 1's operands are
+// its values one iteration on: the induction variable advanced, and each
+// carried value the one the loop yields. Its K tile must therefore be in
+// flight before step j's P V: the loop must copy it ahead (a ring of
+// attngpu-pipeline, kv_stages >= 2); a loop that does not is left as it
+// is, with a warning.
+//
+// Runs after attngpu-pipeline and attngpu-tma-copies, before
+// attngpu-allocate-shared and attngpu-insert-barriers (which see the
+// stages the scores part reads one iteration ahead like any other).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::attngpu {
+#define GEN_PASS_DEF_ATTNGPUOVERLAPSCORES
+#include "attn/Dialect/AttnGPU/Transforms/Passes.h.inc"
+} // namespace mlir::attngpu
+
+using namespace mlir;
+using namespace mlir::attngpu;
+
+namespace {
+
+/// The loop's parts: the scores part (in body order) and the ops it is
+/// rotated around.
+struct Rotation {
+  scf::ForOp loop;
+  WgmmaOp scores;        // S = Q K^T
+  WgmmaWaitOp scoresWait;
+  WgmmaOp values;        // O += P V, the anchor the next S is issued before
+  DenseSet<Operation *> part; // the scores part
+  SmallVector<Value> handed;  // its values the rest (or the yield) uses
+};
+
+/// The op of `block` that is or holds `op`.
+Operation *inBlock(Block *block, Operation *op) {
+  return block->findAncestorOpInBlock(*op);
+}
+
+/// Every value an op reads: its operands and, inside its regions, the
+/// values defined above them.
+SmallVector<Value> readValues(Operation *op) {
+  SmallVector<Value> values(op->getOperands());
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(op->getRegions(), above);
+  values.append(above.begin(), above.end());
+  return values;
+}
+
+/// Finds the rotation of `loop`, or explains why there is none (an empty
+/// reason: the loop has no score product, nothing to say).
+FailureOr<Rotation> findRotation(scf::ForOp loop, std::string &reason) {
+  Block *body = loop.getBody();
+  Rotation r;
+  r.loop = loop;
+  for (Operation &op : body->without_terminator())
+    if (auto wgmma = dyn_cast<WgmmaOp>(op);
+        wgmma && isa<SharedType>(wgmma.getA().getType())) {
+      r.scores = wgmma;
+      break;
+    }
+  if (!r.scores)
+    return failure();
+  auto fail = [&](const Twine &why) {
+    reason = why.str();
+    return failure();
+  };
+  if (!r.scores->hasOneUse())
+    return fail("its score product has more than one use");
+  r.scoresWait = dyn_cast<WgmmaWaitOp>(*r.scores->getUsers().begin());
+  if (!r.scoresWait || r.scoresWait->getBlock() != body ||
+      r.scoresWait.getInflight().size() != 1 || r.scoresWait.getPending() != 0)
+    return fail("its score product is not waited at once in the loop");
+
+  // Everything the scores reach in this iteration.
+  DenseSet<Operation *> reached;
+  SmallVector<Operation *> work{r.scores};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!reached.insert(op).second)
+      continue;
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers()) {
+        Operation *top = inBlock(body, user);
+        if (top && top != body->getTerminator())
+          work.push_back(top);
+      }
+  }
+  // The first other product they reach is P V.
+  for (Operation &op : body->without_terminator())
+    if (auto wgmma = dyn_cast<WgmmaOp>(op);
+        wgmma && wgmma != r.scores && reached.contains(&op)) {
+      r.values = wgmma;
+      break;
+    }
+  if (!r.values)
+    return fail("no second product reads what the scores lead to");
+  // What P V reaches stays in its step.
+  DenseSet<Operation *> afterValues;
+  work.push_back(r.values);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!afterValues.insert(op).second)
+      continue;
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers()) {
+        Operation *top = inBlock(body, user);
+        if (top && top != body->getTerminator())
+          work.push_back(top);
+      }
+  }
+  for (Operation *op : reached)
+    if (!afterValues.contains(op))
+      r.part.insert(op);
+  // The waits before S (for its K tile) go with it; each must wait on a
+  // token the loop carries: a copy issued in an earlier iteration.
+  for (Operation &op : body->without_terminator()) {
+    if (&op == r.scores.getOperation())
+      break;
+    if (!isa<MbarrierWaitOp, AsyncWaitOp>(op))
+      continue;
+    for (Value token : op.getOperands()) {
+      if (!isa<TokenType>(token.getType()))
+        continue;
+      auto arg = dyn_cast<BlockArgument>(token);
+      if (!arg || arg.getOwner() != body)
+        return fail("the K tile is copied in the iteration that reads it "
+                    "(overlapping needs it copied ahead: kv_stages >= 2)");
+    }
+    r.part.insert(&op);
+  }
+  // Nothing in the part may write memory or hold a barrier of the CTA.
+  for (Operation *op : r.part) {
+    if (isa<WgmmaOp, WgmmaWaitOp, MbarrierWaitOp, AsyncWaitOp>(op))
+      continue;
+    bool writes = false;
+    op->walk([&](Operation *nested) {
+      if (isa<BarrierOp, NamedBarrierOp>(nested))
+        writes = true;
+      if (auto effects = dyn_cast<MemoryEffectOpInterface>(nested))
+        writes |= effects.hasEffect<MemoryEffects::Write>();
+      else if (!nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+        writes = true;
+    });
+    if (writes)
+      return fail(Twine("'") + op->getName().getStringRef() +
+                  "' in the scores part may write memory or synchronise");
+  }
+  SetVector<Value> handed;
+  for (Operation &op : *body) {
+    if (r.part.contains(&op))
+      continue;
+    for (Value value : readValues(&op))
+      if (Operation *def = value.getDefiningOp();
+          def && def->getBlock() == body && r.part.contains(def))
+        handed.insert(value);
+  }
+  r.handed = handed.takeVector();
+  return r;
+}
+
+/// One copy of (part of) the body: at a given iteration, its values mapped
+/// to the copy's. Ops of the body that are not in `own` but pure are cloned
+/// when a value they define is asked for.
+class Instance {
+public:
+  Instance(Rotation &r, OpBuilder b) : b(b), r(r) {}
+
+  /// Where this copy's ops go.
+  OpBuilder b;
+
+  IRMapping map;
+  /// The value carried into this iteration as the loop's argument `k`;
+  /// null while not available yet.
+  std::function<Value(unsigned)> carried;
+
+  /// `value` in this copy, or null when it needs an op that is not cloned
+  /// yet and cannot be cloned on demand.
+  Value resolve(Value value) {
+    if (Value done = map.lookupOrNull(value))
+      return done;
+    Block *body = r.loop.getBody();
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() != body)
+        return value;
+      Value carriedValue = carried(arg.getArgNumber() - 1);
+      if (carriedValue)
+        map.map(value, carriedValue);
+      return carriedValue;
+    }
+    Operation *def = value.getDefiningOp();
+    Operation *top = inBlock(body, def);
+    if (!top)
+      return value; // from outside the loop
+    if (r.part.contains(top) || !isPure(top) || top->getNumRegions() != 0)
+      return nullptr;
+    if (!clone(top))
+      return nullptr;
+    return map.lookup(value);
+  }
+
+  /// Clones `op` here once its reads resolve; false when one does not.
+  bool clone(Operation *op) {
+    if (cloned.contains(op))
+      return true;
+    // Results given a value of this copy beforehand need no clone.
+    if (op->getNumResults() != 0 &&
+        llvm::all_of(op->getResults(),
+                     [&](Value result) { return map.contains(result); })) {
+      cloned.insert(op);
+      return true;
+    }
+    for (Value value : readValues(op))
+      if (!resolve(value))
+        return false;
+    Operation *copy = b.clone(*op, map);
+    cloned.insert(op);
+    if (op == r.scoresWait.getOperation() && inLoop)
+      cast<WgmmaWaitOp>(copy).setPending(1);
+    fold(op, copy);
+    return true;
+  }
+
+  /// Folds a pure scalar clone to a constant (the prologue's stage
+  /// `(lb - lb) / step mod S`, which the barrier analysis tells apart).
+  void fold(Operation *op, Operation *copy) {
+    SmallVector<OpFoldResult> folded;
+    if (copy->getNumRegions() != 0 || !isPure(copy) ||
+        failed(copy->fold(folded)) || folded.size() != copy->getNumResults())
+      return;
+    SmallVector<Value> values;
+    // Constants only: folding `iv - lb` to `iv` would hide the ring-index
+    // form the barrier analysis reads.
+    for (auto [result, fold] : llvm::zip(copy->getResults(), folded)) {
+      auto attr = dyn_cast_if_present<TypedAttr>(dyn_cast<Attribute>(fold));
+      if (!attr || attr.getType() != result.getType())
+        return;
+      values.push_back(
+          arith::ConstantOp::create(b, copy->getLoc(), attr).getResult());
+    }
+    for (auto [result, value] : llvm::zip(op->getResults(), values))
+      map.map(result, value);
+    copy->erase();
+  }
+
+  bool inLoop = false;
+
+private:
+  Rotation &r;
+  DenseSet<Operation *> cloned;
+};
+
+/// A placeholder of `type` for a branch that computes nothing.
+Value placeholder(OpBuilder &b, Location loc, Type type) {
+  if (isa<TileType>(type))
+    return SplatOp::create(b, loc, type, b.getF64FloatAttr(0.0));
+  if (isa<IndexType, IntegerType, FloatType>(type))
+    return arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(type)));
+  return {};
+}
+
+LogicalResult rotate(Rotation &r) {
+  scf::ForOp loop = r.loop;
+  Block *body = loop.getBody();
+  Location loc = loop.getLoc();
+  Value iv = loop.getInductionVar();
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
+        step = loop.getStep();
+  ValueRange yielded = loop.getYieldedValues();
+  SmallVector<Value> inits(loop.getInitArgs());
+  unsigned nCarried = inits.size();
+
+  SmallVector<Operation *> partOps, restOps;
+  for (Operation &op : body->without_terminator())
+    (r.part.contains(&op) ? partOps : restOps).push_back(&op);
+
+  // The scores part in three phases, each in its own `scf.if` on step
+  // j + 1 existing: up to S's issue (before P V's issue), then what needs
+  // nothing step j computes after P V (S's wait, the softmax), then the
+  // rest (the rescale of the O that P V's wait returns).
+  DenseMap<Value, bool> lateValues;
+  DenseSet<Operation *> latePart;
+  std::function<bool(Value)> late = [&](Value value) -> bool {
+    if (auto it = lateValues.find(value); it != lateValues.end())
+      return it->second;
+    lateValues[value] = false; // a carried cycle ends here
+    bool result = false;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() == body && arg != iv)
+        result = late(yielded[arg.getArgNumber() - 1]);
+    } else if (Operation *top = inBlock(body, value.getDefiningOp())) {
+      if (r.part.contains(top))
+        result = latePart.contains(top);
+      else if (!isPure(top) || top->getNumRegions() != 0)
+        result = !top->isBeforeInBlock(r.values);
+      else
+        result = llvm::any_of(top->getOperands(), late);
+    }
+    return lateValues[value] = result;
+  };
+  SmallVector<Operation *> phases[3];
+  bool afterWait = false, inLate = false;
+  for (Operation *op : partOps) {
+    afterWait |= op == r.scoresWait.getOperation();
+    bool needsLate = llvm::any_of(readValues(op), late);
+    if (!afterWait) {
+      if (needsLate)
+        return loop.emitWarning()
+               << "attngpu-overlap-scores leaves this loop as it is: step "
+                  "j + 1's score product needs what step j computes after "
+                  "its P V";
+      phases[0].push_back(op);
+      continue;
+    }
+    inLate |= needsLate;
+    if (inLate)
+      latePart.insert(op);
+    phases[inLate ? 2 : 1].push_back(op);
+  }
+  DenseMap<Operation *, int> phaseOf;
+  for (int p = 0; p < 3; ++p)
+    for (Operation *op : phases[p])
+      phaseOf[op] = p;
+  DenseSet<Value> handedSet(r.handed.begin(), r.handed.end());
+  // What phase p hands on: to a later phase, or to the loop's yield.
+  auto outputsOf = [&](int p) {
+    SetVector<Value> outputs;
+    for (Operation *op : phases[p])
+      for (Value result : op->getResults()) {
+        bool used = handedSet.contains(result);
+        for (Operation *user : result.getUsers())
+          if (Operation *top = inBlock(body, user);
+              top && r.part.contains(top) && phaseOf.lookup(top) > p)
+            used = true;
+        if (used)
+          outputs.insert(result);
+      }
+    return outputs.takeVector();
+  };
+
+  OpBuilder b(loop);
+  Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub);
+  auto ifOp = scf::IfOp::create(b, loc, loop.getResultTypes(), runs,
+                                /*withElseRegion=*/true);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(b, loc, inits);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  auto giveUp = [&](const Twine &why) {
+    ifOp.erase();
+    return loop.emitWarning()
+           << "attngpu-overlap-scores leaves this loop as it is: " << why;
+  };
+
+  // Prologue: the scores part of the first step.
+  Instance prologue(r, b);
+  prologue.map.map(iv, lb);
+  prologue.carried = [&](unsigned k) { return inits[k]; };
+  for (Operation *op : partOps)
+    if (!prologue.clone(op))
+      return giveUp("the prologue cannot evaluate the scores part");
+  SmallVector<Value> loopInits = inits;
+  for (Value value : r.handed)
+    loopInits.push_back(prologue.map.lookup(value));
+
+  // The rotated loop: step j's rest, step j + 1's scores part.
+  auto rotated = scf::ForOp::create(prologue.b, loc, lb, ub, step, loopInits);
+  rotated->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
+  Block *newBody = rotated.getBody();
+  if (!newBody->empty() && newBody->back().hasTrait<OpTrait::IsTerminator>())
+    newBody->back().erase();
+  OpBuilder bodyBuilder = OpBuilder::atBlockEnd(newBody);
+  Instance rest(r, bodyBuilder);
+  rest.map.map(iv, rotated.getInductionVar());
+  rest.carried = [&](unsigned k) { return rotated.getRegionIterArgs()[k]; };
+  for (auto [value, arg] : llvm::zip(
+           r.handed, rotated.getRegionIterArgs().drop_front(nCarried)))
+    rest.map.map(value, arg);
+  Value ivNext =
+      arith::AddIOp::create(rest.b, loc, rotated.getInductionVar(), step);
+  Value exists =
+      arith::CmpIOp::create(rest.b, loc, arith::CmpIPredicate::slt, ivNext, ub);
+
+  // Step j + 1's part p, in an scf.if on that step existing.
+  IRMapping handedOn; // phase outputs -> the scf.if results carrying them
+  auto emitPhase = [&](int p) -> LogicalResult {
+    SmallVector<Value> outputs = outputsOf(p);
+    SmallVector<Type> types;
+    for (Value value : outputs)
+      types.push_back(value.getType());
+    auto phase = scf::IfOp::create(rest.b, loc, types, exists,
+                                   /*withElseRegion=*/true);
+    // Values of step j the phase reads are made before it.
+    rest.b.setInsertionPoint(phase);
+    Instance next(r, OpBuilder::atBlockBegin(&phase.getThenRegion().front()));
+    next.inLoop = true;
+    next.map.map(iv, ivNext);
+    next.carried = [&](unsigned k) { return rest.resolve(yielded[k]); };
+    for (Operation *op : phases[p])
+      for (Value value : readValues(op))
+        if (Value carriedOn = handedOn.lookupOrNull(value))
+          next.map.map(value, carriedOn);
+    for (Operation *op : phases[p])
+      if (!next.clone(op))
+        return failure();
+    SmallVector<Value> thenValues, elseValues;
+    for (Value value : outputs)
+      thenValues.push_back(next.map.lookup(value));
+    scf::YieldOp::create(next.b, loc, thenValues);
+    OpBuilder elseBuilder =
+        OpBuilder::atBlockBegin(&phase.getElseRegion().front());
+    // Without step j + 1 its copies were predicated off: a TMA load's
+    // token is then unissued (an mbarrier wait would hang); cp.async
+    // committed its group either way, so the same wait runs. The waits
+    // thus retire the same things on both paths, as the barrier analysis
+    // (which does not correlate branch conditions) must see.
+    for (Operation *op : phases[p]) {
+      if (auto wait = dyn_cast<MbarrierWaitOp>(op)) {
+        SmallVector<Value> tokens;
+        for (Value token : wait.getTokens())
+          tokens.push_back(next.map.lookupOrDefault(token));
+        UnissuedOp::create(elseBuilder, loc, tokens);
+      } else if (isa<AsyncWaitOp>(op)) {
+        elseBuilder.clone(*op, next.map);
+      } else if (auto wait = dyn_cast<WgmmaWaitOp>(op)) {
+        // Nothing in flight there but P V: the wait returns at once, and
+        // says to the barrier analysis that S is retired on both paths.
+        auto copy = cast<WgmmaWaitOp>(elseBuilder.clone(*op, next.map));
+        if (wait == r.scoresWait)
+          copy.setPending(1);
+      }
+    }
+    for (Type type : types) {
+      Value none = placeholder(elseBuilder, loc, type);
+      if (!none)
+        return failure();
+      elseValues.push_back(none);
+    }
+    scf::YieldOp::create(elseBuilder, loc, elseValues);
+    for (auto [value, result] : llvm::zip(outputs, phase.getResults()))
+      handedOn.map(value, result);
+    rest.b.setInsertionPointToEnd(newBody);
+    return success();
+  };
+
+  for (Operation *op : restOps) {
+    if (op == r.values.getOperation() && failed(emitPhase(0)))
+      return giveUp("step j + 1's score product cannot be issued before "
+                    "step j's P V");
+    if (!rest.clone(op))
+      return giveUp("an op of the loop reads what it cannot see");
+    // Its softmax right after P V's issue: S_{j+1} first, so wait_group 1
+    // leaves this P V in flight.
+    if (op == r.values.getOperation() && failed(emitPhase(1)))
+      return giveUp("step j + 1's softmax cannot run under step j's P V");
+  }
+  if (failed(emitPhase(2)))
+    return giveUp("step j + 1's scores part needs what step j never computes");
+  SmallVector<Value> newYield;
+  for (Value value : yielded) {
+    Value mapped = rest.resolve(value);
+    if (!mapped)
+      return giveUp("the loop yields what it cannot see");
+    newYield.push_back(mapped);
+  }
+  for (Value value : r.handed)
+    newYield.push_back(handedOn.lookup(value));
+  scf::YieldOp::create(rest.b, loc, newYield);
+
+  scf::YieldOp::create(prologue.b, loc,
+                       rotated.getResults().take_front(nCarried));
+  loop.replaceAllUsesWith(ifOp.getResults());
+  loop.erase();
+  return success();
+}
+
+/// The kernel's schedule asks for the overlap.
+bool scheduled(FunctionOpInterface func) {
+  auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
+  auto setting = schedule
+                     ? schedule.getSettings().getAs<IntegerAttr>(
+                           "overlap_scores")
+                     : IntegerAttr();
+  return setting && setting.getInt() == 1;
+}
+
+struct OverlapScores
+    : public attngpu::impl::AttnGPUOverlapScoresBase<OverlapScores> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    getOperation()->walk([&](FunctionOpInterface func) {
+      if (func.isExternal() || !(force || scheduled(func)))
+        return;
+      SmallVector<scf::ForOp> loops;
+      func->walk([&](scf::ForOp loop) { loops.push_back(loop); });
+      for (scf::ForOp loop : loops) {
+        std::string reason;
+        FailureOr<Rotation> rotation = findRotation(loop, reason);
+        if (failed(rotation)) {
+          if (!reason.empty())
+            loop.emitWarning()
+                << "attngpu-overlap-scores leaves this loop as it is: "
+                << reason;
+          continue;
+        }
+        (void)rotate(*rotation);
+      }
+    });
+  }
+};
+
+} // namespace
