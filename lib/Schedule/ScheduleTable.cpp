@@ -99,9 +99,10 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // (session 14) 0.66-1.09x there. Split-KV decode asks for it at launch
   // (splitPartialsKvStages).
   // The overlap of the next S with this P V (attngpu-overlap-scores) needs
-  // K copied a step ahead: a ring. Not measured yet, so not a default.
+  // K copied two steps ahead: a ring of 3. Not measured yet, so not a
+  // default.
   if (knobs.kvStages < 0)
-    knobs.kvStages = knobs.overlapScores ? 2 : 1;
+    knobs.kvStages = knobs.overlapScores ? 3 : 1;
   // TMA loads of Q, K and V where the buffers are wgmma's (the pass leaves
   // the rest on cp.async): measured on the H200 (session 13,
   // docs/perf-notes.md) 1.21-1.27x on the FA3 shapes, 1.78x at decode.

@@ -307,16 +307,14 @@ LogicalResult MbarrierWaitOp::verify() {
 /// are), and through an `scf.if` to what each branch yields; each origin
 /// goes to `origins`.
 static void tokenOrigins(Value token, SmallVectorImpl<Value> &origins,
-                         int depth = 0) {
-  if (depth > 4) {
-    origins.push_back(token);
+                         DenseSet<Value> &seen) {
+  if (!seen.insert(token).second)
     return;
-  }
   if (auto branch = token.getDefiningOp<scf::IfOp>()) {
     unsigned index = cast<OpResult>(token).getResultNumber();
-    tokenOrigins(branch.thenYield().getOperand(index), origins, depth + 1);
+    tokenOrigins(branch.thenYield().getOperand(index), origins, seen);
     if (!branch.getElseRegion().empty())
-      tokenOrigins(branch.elseYield().getOperand(index), origins, depth + 1);
+      tokenOrigins(branch.elseYield().getOperand(index), origins, seen);
     return;
   }
   // A loop body's argument: what enters the loop and what it yields.
@@ -324,8 +322,8 @@ static void tokenOrigins(Value token, SmallVectorImpl<Value> &origins,
     auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
     if (loop && arg.getArgNumber() > 0) {
       unsigned index = arg.getArgNumber() - 1;
-      tokenOrigins(loop.getInitArgs()[index], origins, depth + 1);
-      tokenOrigins(loop.getYieldedValues()[index], origins, depth + 1);
+      tokenOrigins(loop.getInitArgs()[index], origins, seen);
+      tokenOrigins(loop.getYieldedValues()[index], origins, seen);
       return;
     }
   }
@@ -342,7 +340,7 @@ static void tokenOrigins(Value token, SmallVectorImpl<Value> &origins,
     }
     if (produced.getDefiningOp<scf::ForOp>() ||
         produced.getDefiningOp<scf::IfOp>()) {
-      tokenOrigins(produced, origins, depth + 1);
+      tokenOrigins(produced, origins, seen);
       return;
     }
   }
@@ -354,7 +352,8 @@ LogicalResult UnissuedOp::verify() {
   // that yields one.
   for (Value token : getTokens()) {
     SmallVector<Value> origins;
-    tokenOrigins(token, origins);
+    DenseSet<Value> seen;
+    tokenOrigins(token, origins, seen);
     for (Value produced : origins) {
       auto load = produced.getDefiningOp<TmaLoadOp>();
       if (!load || !load.getPredicate())

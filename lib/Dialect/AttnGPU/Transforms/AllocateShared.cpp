@@ -95,9 +95,10 @@ static std::pair<int64_t, int64_t> liveRange(AllocSharedOp alloc,
     if (!seen.insert(value).second)
       continue;
     // A copy's token or a wgmma's result nothing waits: pending to the
-    // end. (A loop's or branch's result nothing uses forwards what was
-    // waited inside: attngpu-overlap-scores' rotated loop carries tokens
-    // its next step has already waited.)
+    // end. A forwarded value nothing uses (a loop's or branch's result, a
+    // loop argument) names what was waited elsewhere: attngpu-overlap-scores'
+    // rotated loop carries K tokens its previous step has waited. (A copy
+    // never waited at all is rejected by attngpu-insert-barriers.)
     if (value != alloc.getBuffer() && value.use_empty() &&
         isa_and_nonnull<AsyncCopyOp, TmaLoadOp, WgmmaOp>(value.getDefiningOp()))
       last = order.end.lookup(func);

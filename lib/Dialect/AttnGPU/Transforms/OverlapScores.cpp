@@ -8,24 +8,24 @@
 // waits for its operands' copies before it, and every op using S's result
 // up to the P V product; pure index math it needs is cloned with it):
 //
-//   if (lb < ub) {
-//     scores part of step lb                    (prologue)
-//     for j = lb; j + step < ub; j += step {
-//       issue S_{j+1}                            (scores part of j + 1 ...)
-//       issue O += P_j V_j                       (the rest of step j)
-//       wait S_{j+1} (wait_group 1: P V stays in flight)
-//       softmax of S_{j+1}                       (under the P V product)
-//       wait O (wait_group 0), rescale it by step j + 1's factor
-//     }
-//     the rest of the last step                  (epilogue)
+//   if (lb < ub) { scores part of step lb }      (prologue)
+//   for j = lb; j < ub; j += step {
+//     if (j + step < ub) { issue S_{j+1} }       (step j + 1's part, 1 of 3)
+//     issue O += P_j V_j                         (the rest of step j)
+//     if (j + step < ub) { wait S_{j+1} (wait_group 1: P V stays in
+//                          flight); its softmax } (2 of 3, under P V)
+//     wait O (wait_group 0)
+//     if (j + step < ub) { rescale O by step j + 1's factor }   (3 of 3)
 //   }
 //
 // The values the scores part hands the rest (P, the rescaled O, the row
-// max and sum) are carried by the rotated loop. Step j + 1's operands are
-// its values one iteration on: the induction variable advanced, and each
+// max and sum) are carried by the rotated loop; the last iteration's
+// branches hand placeholders nobody reads. Step j + 1's operands are its
+// values one iteration on: the induction variable advanced, and each
 // carried value the one the loop yields. Its K tile must therefore be in
-// flight before step j's P V: the loop must copy it ahead (a ring of
-// attngpu-pipeline, kv_stages >= 2); a loop that does not is left as it
+// flight before step j's P V was issued, a step earlier than the loop
+// needed it: the loop must copy K two steps ahead (a ring of
+// attngpu-pipeline, kv_stages >= 3). A loop that does not is left as it
 // is, with a warning.
 //
 // Runs after attngpu-pipeline and attngpu-tma-copies, before
@@ -93,6 +93,10 @@ FailureOr<Rotation> findRotation(scf::ForOp loop, std::string &reason) {
     }
   if (!r.scores)
     return failure();
+  if (loop.getUnsignedCmp()) {
+    reason = "the loop compares unsigned";
+    return failure();
+  }
   auto fail = [&](const Twine &why) {
     reason = why.str();
     return failure();
@@ -144,8 +148,12 @@ FailureOr<Rotation> findRotation(scf::ForOp loop, std::string &reason) {
   for (Operation *op : reached)
     if (!afterValues.contains(op))
       r.part.insert(op);
-  // The waits before S (for its K tile) go with it; each must wait on a
-  // token the loop carries: a copy issued in an earlier iteration.
+  // The waits before S (for its K tile) go with it, one step earlier: the
+  // copy they wait for must then be in flight a step before that, issued
+  // two iterations ahead (the loop carries its token into the next
+  // iteration, which carries it on: a ring of 3 stages or more). One step
+  // ahead (2 stages), the rotated loop would wait for K as soon as it is
+  // issued.
   for (Operation &op : body->without_terminator()) {
     if (&op == r.scores.getOperation())
       break;
@@ -156,8 +164,14 @@ FailureOr<Rotation> findRotation(scf::ForOp loop, std::string &reason) {
         continue;
       auto arg = dyn_cast<BlockArgument>(token);
       if (!arg || arg.getOwner() != body)
-        return fail("the K tile is copied in the iteration that reads it "
-                    "(overlapping needs it copied ahead: kv_stages >= 2)");
+        return fail("the K tile's wait is not on a token the loop carries "
+                    "(overlapping needs K copied ahead by a ring: kv_stages "
+                    ">= 3)");
+      auto next = dyn_cast<BlockArgument>(
+          loop.getYieldedValues()[arg.getArgNumber() - 1]);
+      if (!next || next.getOwner() != body)
+        return fail("the K tile is copied only one step ahead (overlapping "
+                    "needs it two steps ahead: kv_stages >= 3)");
     }
     r.part.insert(&op);
   }
@@ -275,6 +289,9 @@ public:
     copy->erase();
   }
 
+  /// `op` is done here already (its clone made elsewhere).
+  void markCloned(Operation *op) { cloned.insert(op); }
+
   bool inLoop = false;
 
 private:
@@ -370,95 +387,91 @@ LogicalResult rotate(Rotation &r) {
     return outputs.takeVector();
   };
 
-  OpBuilder b(loop);
-  Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub);
-  auto ifOp = scf::IfOp::create(b, loc, loop.getResultTypes(), runs,
-                                /*withElseRegion=*/true);
-  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  scf::YieldOp::create(b, loc, inits);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  // The ops created before the loop, to erase if the rotation gives up.
+  OpBuilder top(loop);
+  Operation *before = loop->getPrevNode();
   auto giveUp = [&](const Twine &why) {
-    ifOp.erase();
+    // Users come after what they use: erase from the loop backwards.
+    while (loop->getPrevNode() != before)
+      loop->getPrevNode()->erase();
     return loop.emitWarning()
            << "attngpu-overlap-scores leaves this loop as it is: " << why;
   };
 
-  // Prologue: the scores part of the first step.
-  Instance prologue(r, b);
-  prologue.map.map(iv, lb);
-  prologue.carried = [&](unsigned k) { return inits[k]; };
-  for (Operation *op : partOps)
-    if (!prologue.clone(op))
-      return giveUp("the prologue cannot evaluate the scores part");
-  SmallVector<Value> loopInits = inits;
-  for (Value value : r.handed)
-    loopInits.push_back(prologue.map.lookup(value));
-
-  // The rotated loop: step j's rest, step j + 1's scores part.
-  auto rotated = scf::ForOp::create(prologue.b, loc, lb, ub, step, loopInits);
-  rotated->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
-  Block *newBody = rotated.getBody();
-  if (!newBody->empty() && newBody->back().hasTrait<OpTrait::IsTerminator>())
-    newBody->back().erase();
-  OpBuilder bodyBuilder = OpBuilder::atBlockEnd(newBody);
-  Instance rest(r, bodyBuilder);
-  rest.map.map(iv, rotated.getInductionVar());
-  rest.carried = [&](unsigned k) { return rotated.getRegionIterArgs()[k]; };
-  for (auto [value, arg] : llvm::zip(
-           r.handed, rotated.getRegionIterArgs().drop_front(nCarried)))
-    rest.map.map(value, arg);
-  Value ivNext =
-      arith::AddIOp::create(rest.b, loc, rotated.getInductionVar(), step);
-  Value exists =
-      arith::CmpIOp::create(rest.b, loc, arith::CmpIPredicate::slt, ivNext, ub);
-
-  // Step j + 1's part p, in an scf.if on that step existing.
-  IRMapping handedOn; // phase outputs -> the scf.if results carrying them
-  auto emitPhase = [&](int p) -> LogicalResult {
-    SmallVector<Value> outputs = outputsOf(p);
+  // `ops` of the step at `stepIv`, in an scf.if on `cond` (the step
+  // exists), built at `outside`; their values in `outputs` become the if's
+  // results (recorded in `handedOn`, where later phases find them).
+  // cp.async waits go before the branch: harmless for copies predicated
+  // off (their groups are committed), and in the loop's own block
+  // convert-attngpu-to-nvvm counts their wait_group. In the else branch a
+  // TMA wait's tokens are unissued (a wait would hang) and a wgmma wait
+  // on a product of an earlier phase stays (nothing to wait for there but
+  // P V): the barrier analysis, which does not correlate conditions, then
+  // sees the same retirements on both paths.
+  IRMapping handedOn;
+  auto emitGuarded = [&](OpBuilder &outside, ArrayRef<Operation *> ops,
+                         Value stepIv, Value cond,
+                         std::function<Value(unsigned)> carried, bool inLoop,
+                         ArrayRef<Value> outputs) -> LogicalResult {
+    auto seed = [&](Instance &instance) {
+      instance.map.map(iv, stepIv);
+      instance.carried = carried;
+      instance.inLoop = inLoop;
+      for (Operation *op : ops)
+        for (Value value : readValues(op))
+          if (Value carriedOn = handedOn.lookupOrNull(value))
+            instance.map.map(value, carriedOn);
+    };
+    Instance outer(r, outside);
+    seed(outer);
+    SmallVector<Operation *> waitsOutside;
+    for (Operation *op : ops)
+      if (isa<AsyncWaitOp>(op)) {
+        if (!outer.clone(op))
+          return failure();
+        waitsOutside.push_back(op);
+      }
     SmallVector<Type> types;
     for (Value value : outputs)
       types.push_back(value.getType());
-    auto phase = scf::IfOp::create(rest.b, loc, types, exists,
-                                   /*withElseRegion=*/true);
-    // Values of step j the phase reads are made before it.
-    rest.b.setInsertionPoint(phase);
-    Instance next(r, OpBuilder::atBlockBegin(&phase.getThenRegion().front()));
-    next.inLoop = true;
-    next.map.map(iv, ivNext);
-    next.carried = [&](unsigned k) { return rest.resolve(yielded[k]); };
-    for (Operation *op : phases[p])
-      for (Value value : readValues(op))
-        if (Value carriedOn = handedOn.lookupOrNull(value))
-          next.map.map(value, carriedOn);
-    for (Operation *op : phases[p])
-      if (!next.clone(op))
+    auto branch = scf::IfOp::create(outside, loc, types, cond,
+                                    /*withElseRegion=*/true);
+    // What the branch reads of this step (resolved on demand) is made
+    // before it.
+    outside.setInsertionPoint(branch);
+    Instance inner(r, OpBuilder::atBlockBegin(&branch.getThenRegion().front()));
+    seed(inner);
+    inner.map = outer.map; // what the waits outside resolved
+    for (Operation *op : waitsOutside)
+      inner.markCloned(op);
+    for (Operation *op : ops)
+      if (!inner.clone(op))
         return failure();
     SmallVector<Value> thenValues, elseValues;
     for (Value value : outputs)
-      thenValues.push_back(next.map.lookup(value));
-    scf::YieldOp::create(next.b, loc, thenValues);
+      thenValues.push_back(inner.map.lookup(value));
+    scf::YieldOp::create(inner.b, loc, thenValues);
     OpBuilder elseBuilder =
-        OpBuilder::atBlockBegin(&phase.getElseRegion().front());
-    // Without step j + 1 its copies were predicated off: a TMA load's
-    // token is then unissued (an mbarrier wait would hang); cp.async
-    // committed its group either way, so the same wait runs. The waits
-    // thus retire the same things on both paths, as the barrier analysis
-    // (which does not correlate branch conditions) must see.
-    for (Operation *op : phases[p]) {
+        OpBuilder::atBlockBegin(&branch.getElseRegion().front());
+    auto outsideBranch = [&](Value value) {
+      Operation *def = value.getDefiningOp();
+      return !def || !branch->isAncestor(def);
+    };
+    for (Operation *op : ops) {
       if (auto wait = dyn_cast<MbarrierWaitOp>(op)) {
         SmallVector<Value> tokens;
         for (Value token : wait.getTokens())
-          tokens.push_back(next.map.lookupOrDefault(token));
+          tokens.push_back(inner.map.lookupOrDefault(token));
         UnissuedOp::create(elseBuilder, loc, tokens);
-      } else if (isa<AsyncWaitOp>(op)) {
-        elseBuilder.clone(*op, next.map);
       } else if (auto wait = dyn_cast<WgmmaWaitOp>(op)) {
-        // Nothing in flight there but P V: the wait returns at once, and
-        // says to the barrier analysis that S is retired on both paths.
-        auto copy = cast<WgmmaWaitOp>(elseBuilder.clone(*op, next.map));
-        if (wait == r.scoresWait)
-          copy.setPending(1);
+        SmallVector<Value> inflight;
+        for (Value value : wait.getInflight())
+          inflight.push_back(inner.map.lookupOrDefault(value));
+        if (llvm::all_of(inflight, outsideBranch))
+          WgmmaWaitOp::create(elseBuilder, loc, inflight,
+                              inLoop && wait == r.scoresWait
+                                  ? 1
+                                  : wait.getPending());
       }
     }
     for (Type type : types) {
@@ -468,10 +481,46 @@ LogicalResult rotate(Rotation &r) {
       elseValues.push_back(none);
     }
     scf::YieldOp::create(elseBuilder, loc, elseValues);
-    for (auto [value, result] : llvm::zip(outputs, phase.getResults()))
+    for (auto [value, result] : llvm::zip(outputs, branch.getResults()))
       handedOn.map(value, result);
-    rest.b.setInsertionPointToEnd(newBody);
+    outside.setInsertionPointAfter(branch);
     return success();
+  };
+
+  // Prologue: the scores part of the first step, if there is one.
+  Value runs =
+      arith::CmpIOp::create(top, loc, arith::CmpIPredicate::slt, lb, ub);
+  if (failed(emitGuarded(
+          top, partOps, lb, runs, [&](unsigned k) { return inits[k]; },
+          /*inLoop=*/false, r.handed)))
+    return giveUp("the prologue cannot evaluate the scores part");
+  SmallVector<Value> loopInits = inits;
+  for (Value value : r.handed)
+    loopInits.push_back(handedOn.lookup(value));
+  handedOn.clear();
+
+  // The rotated loop over every step: step j's rest, step j + 1's scores
+  // part in three guarded phases.
+  auto rotated = scf::ForOp::create(top, loc, lb, ub, step, loopInits);
+  rotated->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
+  Block *newBody = rotated.getBody();
+  if (!newBody->empty() && newBody->back().hasTrait<OpTrait::IsTerminator>())
+    newBody->back().erase();
+  Instance rest(r, OpBuilder::atBlockEnd(newBody));
+  rest.map.map(iv, rotated.getInductionVar());
+  rest.carried = [&](unsigned k) { return rotated.getRegionIterArgs()[k]; };
+  for (auto [value, arg] : llvm::zip(
+           r.handed, rotated.getRegionIterArgs().drop_front(nCarried)))
+    rest.map.map(value, arg);
+  Value ivNext =
+      arith::AddIOp::create(rest.b, loc, rotated.getInductionVar(), step);
+  Value exists =
+      arith::CmpIOp::create(rest.b, loc, arith::CmpIPredicate::slt, ivNext, ub);
+  // Step j + 1's carried values are what step j yields.
+  auto nextCarried = [&](unsigned k) { return rest.resolve(yielded[k]); };
+  auto emitPhase = [&](int p) {
+    return emitGuarded(rest.b, phases[p], ivNext, exists, nextCarried,
+                       /*inLoop=*/true, outputsOf(p));
   };
 
   for (Operation *op : restOps) {
@@ -498,9 +547,7 @@ LogicalResult rotate(Rotation &r) {
     newYield.push_back(handedOn.lookup(value));
   scf::YieldOp::create(rest.b, loc, newYield);
 
-  scf::YieldOp::create(prologue.b, loc,
-                       rotated.getResults().take_front(nCarried));
-  loop.replaceAllUsesWith(ifOp.getResults());
+  loop.replaceAllUsesWith(rotated.getResults().take_front(nCarried));
   loop.erase();
   return success();
 }

@@ -51,19 +51,22 @@ def AttnGPUOverlapScores : Pass<"attngpu-overlap-scores"> {
     schedule has `overlap_scores = 1` (or every function, with `force`).
     A loop computing per key block S = Q K^T (a wgmma with A in shared
     memory), its softmax and O += P V (the next wgmma reading what S
-    leads to), each waited at once, is rotated: a prologue computes step
-    lb's scores part (the waits for S's copies, S, and everything from S
-    up to P V); iteration j issues step j + 1's S, then step j's P V,
-    waits S with `pending = 1` (P V stays in flight), runs step j + 1's
-    softmax under the P V product, then waits O and rescales it; an
-    epilogue runs the last step's rest. The whole stands in an `scf.if`
-    on the loop running at all. The scores part's values the rest reads
-    are carried by the loop.
+    leads to), each waited at once, is rotated: a prologue, in an `scf.if`
+    on the loop running, computes step lb's scores part (the waits for S's
+    copies, S, and everything from S up to P V); iteration j issues step
+    j + 1's S, then step j's P V, waits S with `pending = 1` (P V stays in
+    flight), runs step j + 1's softmax under the P V product, then waits O
+    and rescales it. Step j + 1's part stands in three `scf.if`s on that
+    step existing; their `else` branches wait what the `then` branches
+    wait (TMA tokens as `attngpu.unissued`, the wgmma wait), and cp.async
+    waits stay outside the branches. The scores part's values the rest
+    reads are carried by the loop.
 
-    Step j + 1's K tile must have been copied ahead (a ring of
-    attngpu-pipeline: its wait on a token the loop carries); a loop whose
-    scores part waits on a copy made in the same iteration, or holds a
-    write or a barrier, is left as it is with a warning. Runs after
+    Step j + 1's K tile must have been copied two steps ahead (a ring of
+    attngpu-pipeline with 3 stages or more: its wait on a token the loop
+    carries from an earlier iteration); a loop whose scores part waits on
+    a copy made in the same or the previous iteration, or holds a write
+    or a barrier, is left as it is with a warning. Runs after
     attngpu-pipeline and attngpu-tma-copies, before
     attngpu-allocate-shared and attngpu-insert-barriers.
   }];
