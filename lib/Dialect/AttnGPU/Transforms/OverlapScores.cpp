@@ -79,6 +79,25 @@ SmallVector<Value> readValues(Operation *op) {
   return values;
 }
 
+/// The ops of `body` (itself included) that `from` reaches through the
+/// uses of results, within one iteration (not through the yield).
+DenseSet<Operation *> reachedFrom(Block *body, Operation *from) {
+  DenseSet<Operation *> reached;
+  SmallVector<Operation *> work{from};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!reached.insert(op).second)
+      continue;
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers()) {
+        Operation *top = inBlock(body, user);
+        if (top && top != body->getTerminator())
+          work.push_back(top);
+      }
+  }
+  return reached;
+}
+
 /// Finds the rotation of `loop`, or explains why there is none (an empty
 /// reason: the loop has no score product, nothing to say).
 FailureOr<Rotation> findRotation(scf::ForOp loop, std::string &reason) {
@@ -109,19 +128,7 @@ FailureOr<Rotation> findRotation(scf::ForOp loop, std::string &reason) {
     return fail("its score product is not waited at once in the loop");
 
   // Everything the scores reach in this iteration.
-  DenseSet<Operation *> reached;
-  SmallVector<Operation *> work{r.scores};
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (!reached.insert(op).second)
-      continue;
-    for (Value result : op->getResults())
-      for (Operation *user : result.getUsers()) {
-        Operation *top = inBlock(body, user);
-        if (top && top != body->getTerminator())
-          work.push_back(top);
-      }
-  }
+  DenseSet<Operation *> reached = reachedFrom(body, r.scores);
   // The first other product they reach is P V.
   for (Operation &op : body->without_terminator())
     if (auto wgmma = dyn_cast<WgmmaOp>(op);
@@ -132,19 +139,7 @@ FailureOr<Rotation> findRotation(scf::ForOp loop, std::string &reason) {
   if (!r.values)
     return fail("no second product reads what the scores lead to");
   // What P V reaches stays in its step.
-  DenseSet<Operation *> afterValues;
-  work.push_back(r.values);
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (!afterValues.insert(op).second)
-      continue;
-    for (Value result : op->getResults())
-      for (Operation *user : result.getUsers()) {
-        Operation *top = inBlock(body, user);
-        if (top && top != body->getTerminator())
-          work.push_back(top);
-      }
-  }
+  DenseSet<Operation *> afterValues = reachedFrom(body, r.values);
   for (Operation *op : reached)
     if (!afterValues.contains(op))
       r.part.insert(op);
