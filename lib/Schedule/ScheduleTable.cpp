@@ -98,11 +98,11 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // (session 12, docs/perf-notes.md) 0.62-0.97x on the FA3 shapes; on TMA
   // (session 14) 0.66-1.09x there. Split-KV decode asks for it at launch
   // (splitPartialsKvStages).
-  // The overlap of the next S with this P V (attngpu-overlap-scores) needs
-  // K copied two steps ahead: a ring of 3. Not measured yet, so not a
-  // default.
+  // The overlap of the next S with this P V (attngpu-overlap-scores, wgmma
+  // kernels only) needs K copied two steps ahead: a ring of 3. Not
+  // measured yet, so not a default.
   if (knobs.kvStages < 0)
-    knobs.kvStages = knobs.overlapScores ? 3 : 1;
+    knobs.kvStages = knobs.overlapScores && kernel.wgmma ? 3 : 1;
   // TMA loads of Q, K and V where the buffers are wgmma's (the pass leaves
   // the rest on cp.async): measured on the H200 (session 13,
   // docs/perf-notes.md) 1.21-1.27x on the FA3 shapes, 1.78x at decode.

@@ -39,6 +39,8 @@ struct KernelTraits {
   /// The widest 2-D tile loaded (head dim) and stored (head_dim_v).
   int64_t inputCols = 0, outputCols = 0;
   bool causal = false;
+  /// Its products run on wgmma (any number of warpgroups).
+  bool wgmma = false;
   /// Its products run on wgmma with one warpgroup of 4 warps on 64 rows.
   bool oneWarpgroupWgmma = false;
 

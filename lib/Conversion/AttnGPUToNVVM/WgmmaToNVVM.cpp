@@ -18,7 +18,8 @@
 // tiles it waits for (as CUTLASS's fence_operand): their readers then
 // depend on the wait, so neither LLVM nor ptxas moves a read of an
 // in-flight accumulator above it. Between issue and wait the registers
-// are only passed along (loop-carried), never read.
+// are only passed along (through scf.if results or loop arguments), never
+// read.
 //
 //===----------------------------------------------------------------------===//
 

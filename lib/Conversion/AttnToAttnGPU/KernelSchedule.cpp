@@ -142,6 +142,7 @@ FailureOr<KernelSchedule> mlir::attn::to_attngpu::chooseKernelSchedule(
                   chip == "sm_90a" &&
                   fitsWgmma(kernel, schedule.warps, schedule.blockM);
   KernelTraits traits = kernelTraits(kernel);
+  traits.wgmma = useWgmma;
   traits.oneWarpgroupWgmma =
       useWgmma && schedule.blockM == 64 && schedule.warps == 4;
   schedule.knobs = measuredKnobs(requested, traits);

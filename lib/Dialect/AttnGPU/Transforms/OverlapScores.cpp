@@ -4,8 +4,9 @@
 // warpgroup. A key loop computes, per step j, S_j = Q K_j^T (a wgmma with A
 // in shared memory), its softmax (P_j, the rescale of O) and O += P_j V_j
 // (a wgmma reading P_j), each waited at once. The loop is rotated by the
-// part that leads from S to P (the "scores part": S's wgmma and wait, the
-// waits for its operands' copies before it, and every op using S's result
+// part that leads from S to P (the "scores part": S's wgmma and wait, every
+// copy wait placed before S in the body (K's; a wait for V placed there
+// too would just be waited a step earlier), and every op using S's result
 // up to the P V product; pure index math it needs is cloned with it):
 //
 //   if (lb < ub) { scores part of step lb }      (prologue)
@@ -52,6 +53,9 @@ using namespace mlir;
 using namespace mlir::attngpu;
 
 namespace {
+
+constexpr llvm::StringLiteral kLeftAsItIs =
+    "attngpu-overlap-scores leaves this loop as it is: ";
 
 /// The loop's parts: the scores part (in body order) and the ops it is
 /// rotated around.
@@ -350,12 +354,15 @@ LogicalResult rotate(Rotation &r) {
     if (!afterWait) {
       if (needsLate)
         return loop.emitWarning()
-               << "attngpu-overlap-scores leaves this loop as it is: step "
-                  "j + 1's score product needs what step j computes after "
-                  "its P V";
+               << kLeftAsItIs
+               << "step j + 1's score product needs what step j computes "
+                  "after its P V";
       phases[0].push_back(op);
       continue;
     }
+    // From the first op that needs P V's result on, the rest waits for it
+    // too (the conversion of P into wgmma's A layout included: the new P's
+    // registers are then written after P V has read the old ones).
     inLate |= needsLate;
     if (inLate)
       latePart.insert(op);
@@ -383,14 +390,13 @@ LogicalResult rotate(Rotation &r) {
   };
 
   // The ops created before the loop, to erase if the rotation gives up.
-  OpBuilder top(loop);
+  OpBuilder beforeLoop(loop);
   Operation *before = loop->getPrevNode();
   auto giveUp = [&](const Twine &why) {
     // Users come after what they use: erase from the loop backwards.
     while (loop->getPrevNode() != before)
       loop->getPrevNode()->erase();
-    return loop.emitWarning()
-           << "attngpu-overlap-scores leaves this loop as it is: " << why;
+    return loop.emitWarning() << kLeftAsItIs << why;
   };
 
   // `ops` of the step at `stepIv`, in an scf.if on `cond` (the step
@@ -408,17 +414,15 @@ LogicalResult rotate(Rotation &r) {
                          Value stepIv, Value cond,
                          std::function<Value(unsigned)> carried, bool inLoop,
                          ArrayRef<Value> outputs) -> LogicalResult {
-    auto seed = [&](Instance &instance) {
-      instance.map.map(iv, stepIv);
-      instance.carried = carried;
-      instance.inLoop = inLoop;
-      for (Operation *op : ops)
-        for (Value value : readValues(op))
-          if (Value carriedOn = handedOn.lookupOrNull(value))
-            instance.map.map(value, carriedOn);
-    };
+    if (ops.empty())
+      return success();
     Instance outer(r, outside);
-    seed(outer);
+    outer.map.map(iv, stepIv);
+    outer.carried = carried;
+    for (Operation *op : ops)
+      for (Value value : readValues(op))
+        if (Value carriedOn = handedOn.lookupOrNull(value))
+          outer.map.map(value, carriedOn);
     SmallVector<Operation *> waitsOutside;
     for (Operation *op : ops)
       if (isa<AsyncWaitOp>(op)) {
@@ -434,9 +438,14 @@ LogicalResult rotate(Rotation &r) {
     // What the branch reads of this step (resolved on demand) is made
     // before it.
     outside.setInsertionPoint(branch);
+    // The builder makes yields when the branch has no results.
+    for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})
+      if (!region->front().empty())
+        region->front().getTerminator()->erase();
     Instance inner(r, OpBuilder::atBlockBegin(&branch.getThenRegion().front()));
-    seed(inner);
-    inner.map = outer.map; // what the waits outside resolved
+    inner.map = outer.map; // the seeds, and what the waits outside resolved
+    inner.carried = carried;
+    inner.inLoop = inLoop;
     for (Operation *op : waitsOutside)
       inner.markCloned(op);
     for (Operation *op : ops)
@@ -484,9 +493,9 @@ LogicalResult rotate(Rotation &r) {
 
   // Prologue: the scores part of the first step, if there is one.
   Value runs =
-      arith::CmpIOp::create(top, loc, arith::CmpIPredicate::slt, lb, ub);
+      arith::CmpIOp::create(beforeLoop, loc, arith::CmpIPredicate::slt, lb, ub);
   if (failed(emitGuarded(
-          top, partOps, lb, runs, [&](unsigned k) { return inits[k]; },
+          beforeLoop, partOps, lb, runs, [&](unsigned k) { return inits[k]; },
           /*inLoop=*/false, r.handed)))
     return giveUp("the prologue cannot evaluate the scores part");
   SmallVector<Value> loopInits = inits;
@@ -496,7 +505,7 @@ LogicalResult rotate(Rotation &r) {
 
   // The rotated loop over every step: step j's rest, step j + 1's scores
   // part in three guarded phases.
-  auto rotated = scf::ForOp::create(top, loc, lb, ub, step, loopInits);
+  auto rotated = scf::ForOp::create(beforeLoop, loc, lb, ub, step, loopInits);
   rotated->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
   Block *newBody = rotated.getBody();
   if (!newBody->empty() && newBody->back().hasTrait<OpTrait::IsTerminator>())
@@ -568,10 +577,10 @@ struct OverlapScores
       SmallVector<scf::ForOp> loops;
       func->walk([&](scf::ForOp loop) { loops.push_back(loop); });
       for (scf::ForOp loop : loops) {
-        // A causal diagonal loop runs a step or two per query tile: its
-        // rotation overlaps little and holds a second S tile beside the
-        // mask's indices (ptxas, d 128 causal: 255 registers and 152 bytes
-        // of spill with it, 180 and none without).
+        // A causal diagonal loop (with `force` too) runs a step or two per
+        // query tile: its rotation overlaps little and holds a second S
+        // tile beside the mask's indices (ptxas, d 128 causal: 255
+        // registers and 152 bytes of spill with it, 180 and none without).
         if (auto part = loop->getAttrOfType<StringAttr>("attn.causal_part");
             part && part.getValue() == "diagonal")
           continue;
@@ -579,9 +588,7 @@ struct OverlapScores
         FailureOr<Rotation> rotation = findRotation(loop, reason);
         if (failed(rotation)) {
           if (!reason.empty())
-            loop.emitWarning()
-                << "attngpu-overlap-scores leaves this loop as it is: "
-                << reason;
+            loop.emitWarning() << kLeftAsItIs << reason;
           continue;
         }
         (void)rotate(*rotation);

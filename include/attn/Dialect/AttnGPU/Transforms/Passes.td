@@ -57,10 +57,12 @@ def AttnGPUOverlapScores : Pass<"attngpu-overlap-scores"> {
     j + 1's S, then step j's P V, waits S with `pending = 1` (P V stays in
     flight), runs step j + 1's softmax under the P V product, then waits O
     and rescales it. Step j + 1's part stands in three `scf.if`s on that
-    step existing; their `else` branches wait what the `then` branches
-    wait (TMA tokens as `attngpu.unissued`, the wgmma wait), and cp.async
-    waits stay outside the branches. The scores part's values the rest
-    reads are carried by the loop.
+    step existing. Their `else` branches mark the TMA tokens the `then`
+    branches wait as `attngpu.unissued` and repeat the wait for an S issued
+    in an earlier branch; cp.async waits stay outside the branches. The
+    scores part's values the rest reads are carried by the loop. A causal
+    diagonal loop (`attn.causal_part = "diagonal"`: a step or two per
+    query tile) is left as it is, also with `force`.
 
     Step j + 1's K tile must have been copied two steps ahead (a ring of
     attngpu-pipeline with 3 stages or more: its wait on a token the loop
