@@ -66,7 +66,18 @@ struct Rotation {
   WgmmaOp values;        // O += P V, the anchor the next S is issued before
   DenseSet<Operation *> part; // the scores part
   SmallVector<Value> handed;  // its values the rest (or the yield) uses
+
+  /// The pending count of a copy of `wait`: in the rotated loop S's wait
+  /// leaves the P V issued after it in flight.
+  int64_t pendingOf(WgmmaWaitOp wait, bool inLoop) const {
+    return inLoop && wait == scoresWait ? 1 : wait.getPending();
+  }
 };
+
+/// Pure scalar work a copy of the body may clone wherever it needs it.
+bool clonableOnDemand(Operation *op) {
+  return isPure(op) && op->getNumRegions() == 0;
+}
 
 /// The op of `block` that is or holds `op`.
 Operation *inBlock(Block *block, Operation *op) {
@@ -237,7 +248,7 @@ public:
     Operation *top = inBlock(body, def);
     if (!top)
       return value; // from outside the loop
-    if (r.part.contains(top) || !isPure(top) || top->getNumRegions() != 0)
+    if (r.part.contains(top) || !clonableOnDemand(top))
       return nullptr;
     if (!clone(top))
       return nullptr;
@@ -260,8 +271,8 @@ public:
         return false;
     Operation *copy = b.clone(*op, map);
     cloned.insert(op);
-    if (op == r.scoresWait.getOperation() && inLoop)
-      cast<WgmmaWaitOp>(copy).setPending(1);
+    if (auto wait = dyn_cast<WgmmaWaitOp>(copy))
+      wait.setPending(r.pendingOf(cast<WgmmaWaitOp>(op), inLoop));
     fold(op, copy);
     return true;
   }
@@ -339,7 +350,7 @@ LogicalResult rotate(Rotation &r) {
     } else if (Operation *top = inBlock(body, value.getDefiningOp())) {
       if (r.part.contains(top))
         result = latePart.contains(top);
-      else if (!isPure(top) || top->getNumRegions() != 0)
+      else if (!clonableOnDemand(top))
         result = !top->isBeforeInBlock(r.values);
       else
         result = llvm::any_of(top->getOperands(), late);
@@ -473,9 +484,7 @@ LogicalResult rotate(Rotation &r) {
           inflight.push_back(inner.map.lookupOrDefault(value));
         if (llvm::all_of(inflight, outsideBranch))
           WgmmaWaitOp::create(elseBuilder, loc, inflight,
-                              inLoop && wait == r.scoresWait
-                                  ? 1
-                                  : wait.getPending());
+                              r.pendingOf(wait, inLoop));
       }
     }
     for (Type type : types) {
@@ -559,11 +568,7 @@ LogicalResult rotate(Rotation &r) {
 /// The kernel's schedule asks for the overlap.
 bool scheduled(FunctionOpInterface func) {
   auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
-  auto setting = schedule
-                     ? schedule.getSettings().getAs<IntegerAttr>(
-                           "overlap_scores")
-                     : IntegerAttr();
-  return setting && setting.getInt() == 1;
+  return schedule && schedule.getInt("overlap_scores") == 1;
 }
 
 struct OverlapScores

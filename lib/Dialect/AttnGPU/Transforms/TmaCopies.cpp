@@ -220,10 +220,7 @@ struct TmaCopies : public attngpu::impl::AttnGPUTmaCopiesBase<TmaCopies> {
 
   static bool scheduled(FunctionOpInterface func) {
     auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
-    auto setting = schedule
-                       ? schedule.getSettings().getAs<IntegerAttr>("tma_copies")
-                       : IntegerAttr();
-    return setting && setting.getInt() == 1;
+    return schedule && schedule.getInt("tma_copies") == 1;
   }
 
   /// The tensor-map argument of `copy`'s tensor and box (one per pair),
