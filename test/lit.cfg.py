@@ -2,6 +2,7 @@
 # lit configuration of the attn regression suite (GPU-free but for test/GPU).
 
 import os
+import sys
 
 import lit.formats
 import lit.util
@@ -37,6 +38,7 @@ config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py
                    "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%attn_examples", os.path.join(config.attn_src_root, "examples")))
 # The build tree (only with the site config): tests of the build itself
 # REQUIRE build-tree. Its version is CMake's project VERSION.

@@ -71,6 +71,10 @@ bool mlir::attn::gpuChipHasGridDependencyControl(std::string_view chip) {
   return computeCapability(chip) >= 90;
 }
 
+bool mlir::attn::gpuChipHasRegisterReallocation(std::string_view chip) {
+  return chip == "sm_90a" || chip == "sm_100a" || chip == "sm_103a";
+}
+
 std::string mlir::attn::supportedGpuChips() {
   std::string names;
   for (const ChipInfo &info : kChips)

@@ -95,13 +95,18 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attngpu-to-nvvm", "::mlir::ModuleOp"> {
     vectors of their mma fragments; loops carrying them are converted
     structurally. The bytes of dynamic shared memory each kernel needs go to
     the module's `attn.dynamic_shared_bytes` for the launch, its CTA target
-    (`min_blocks_per_sm`) to `nvvm.minctasm`. Not lowered yet (an error at
-    the op): warp partitions; `grid_dependency_wait` below sm_90 (`chip`) is
-    an error at the op too (NVPTX has no griddepcontrol there).
+    (`min_blocks_per_sm`) to `nvvm.minctasm`. Warp partitions become one
+    `scf.if` per partition on the warp index, starting with `setmaxnreg`
+    (sm_90a, sm_100a, sm_103a), their thread ids counted from their first
+    thread and their `attngpu.barrier`s named barriers of their own (ids
+    after the kernel's named barriers); the kernel gets `nvvm.minctasm = 1`.
+    `grid_dependency_wait` below sm_90 (`chip`) is an error at the op
+    (NVPTX has no griddepcontrol there).
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",
-           "NVIDIA chip the kernels are for (griddepcontrol from sm_90)">,
+           "NVIDIA chip the kernels are for (griddepcontrol from sm_90, "
+           "setmaxnreg on sm_90a)">,
     Option<"maskPlant", "mask-plant", "std::string", /*default=*/"\"\"",
            "negative controls only: a planted mask_mod classification "
            "error ('partial-as-full' or 'partial-as-empty')">

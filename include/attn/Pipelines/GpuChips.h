@@ -47,6 +47,10 @@ std::optional<GpuChip> resolveGpuChip(std::string_view chip,
 /// (programmatic dependent launch).
 bool gpuChipHasGridDependencyControl(std::string_view chip);
 
+/// Whether `chip` can move registers between warpgroups (setmaxnreg: the
+/// architecture-specific sm_90a, sm_100a and sm_103a).
+bool gpuChipHasRegisterReallocation(std::string_view chip);
+
 /// The chip the `cuda` target (the current device) compiles for, from the
 /// device's compute capability: a chip served is itself (9.0 is sm_90a, for
 /// wgmma); a chip newer than any served, or one between them that is not

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FragmentLayout.h"
+#include "WarpPartitions.h"
 #include "attn/Conversion/AttnGPUToNVVM/AttnGPUToNVVM.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Pipelines/GpuChips.h"
@@ -217,15 +218,9 @@ struct ConvertAttnGPUToNVVMPass
                     builder.getI64IntegerAttr(pendingCopyGroups(wait)));
     });
 
-    // Warp partitions (producer / consumer warpgroups) have no lowering
-    // yet: say so at the op rather than as a failed legalization.
-    WalkResult partitions = module.walk([&](WarpPartitionOp partition) {
-      partition.emitOpError()
-          << "is not lowered to NVVM yet (warp specialisation comes with "
-             "the TMA schedule)";
-      return WalkResult::interrupt();
-    });
-    if (partitions.wasInterrupted())
+    // Warp partitions (producer / consumer warpgroups): checked here, kept
+    // while their bodies are converted, lowered after.
+    if (failed(checkWarpPartitions(module, chip)))
       return signalPassFailure();
 
     // NVPTX cannot select griddepcontrol below sm_90 (an LLVM fatal error
@@ -241,24 +236,28 @@ struct ConvertAttnGPUToNVVMPass
     if (dependencies.wasInterrupted())
       return signalPassFailure();
 
-    // Fragment layouts index warps over the whole CTA: a tile laid out for
-    // other warps than the kernel has would be read and written by the
-    // wrong threads.
+    // Fragment layouts index warps over the whole CTA, or over a warp
+    // partition inside one: a tile laid out for other warps than that would
+    // be read and written by the wrong threads.
     WalkResult warps = module.walk([&](gpu::GPUFuncOp func) {
       std::optional<ArrayRef<int32_t>> block = func.getKnownBlockSize();
       if (!block)
         return WalkResult::advance();
       int64_t kernelWarps = int64_t((*block)[0]) * (*block)[1] * (*block)[2] / 32;
       WalkResult result = func.walk([&](Operation *op) {
-        if (op->getParentOfType<WarpPartitionOp>())
-          return WalkResult::advance();
+        std::optional<PartitionPlace> place = enclosingPartition(op);
+        int64_t warps = place ? place->warps : kernelWarps;
         for (Type type : llvm::concat<const Type>(op->getOperandTypes(),
                                                   op->getResultTypes()))
           if (auto tile = dyn_cast<TileType>(type))
-            if (tile.getMmaLayout().getWarps() != kernelWarps) {
-              op->emitOpError()
+            if (tile.getMmaLayout().getWarps() != warps) {
+              InFlightDiagnostic error = op->emitOpError()
                   << "has a tile laid out for " << tile.getMmaLayout().getWarps()
-                  << " warps in a kernel of " << kernelWarps;
+                  << " warps in ";
+              if (place)
+                error << "warp partition " << place->index << " of " << warps;
+              else
+                error << "a kernel of " << warps;
               return WalkResult::interrupt();
             }
         return WalkResult::advance();
@@ -305,6 +304,7 @@ struct ConvertAttnGPUToNVVMPass
                            NVVM::NVVMDialect, nvgpu::NVGPUDialect,
                            vector::VectorDialect>();
     target.addIllegalDialect<AttnGPUDialect>();
+    target.addLegalOp<WarpPartitionOp>();
     // f32 exp2 / log2 become ex2.approx / lg2.approx, never libdevice calls.
     target.addDynamicallyLegalOp<math::Exp2Op, math::Log2Op>(
         [](Operation *op) { return !op->getResult(0).getType().isF32(); });
@@ -329,6 +329,7 @@ struct ConvertAttnGPUToNVVMPass
                                                          target);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
+    lowerWarpPartitions(module);
 
     // The launch requests each kernel's dynamic shared memory.
     NamedAttrList recorded;

@@ -208,8 +208,33 @@ TileStart mlir::attngpu::tileStart(OpBuilder &b, Location loc, Value tensor,
   return start;
 }
 
-/// The threads of the CTA running `op`'s kernel (gpu.known_block_size).
+std::optional<PartitionPlace>
+mlir::attngpu::enclosingPartition(Operation *op) {
+  for (Region *region = op->getParentRegion(); region;
+       region = region->getParentRegion()) {
+    auto partition = dyn_cast_if_present<WarpPartitionOp>(region->getParentOp());
+    if (!partition)
+      continue;
+    PartitionPlace place{partition, region->getRegionNumber()};
+    ArrayRef<int64_t> warps = partition.getWarps();
+    for (unsigned i = 0; i < place.index; ++i)
+      place.firstWarp += warps[i];
+    place.warps = warps[place.index];
+    return place;
+  }
+  return std::nullopt;
+}
+
+int64_t mlir::attngpu::partitionBarrierId(const PartitionPlace &place) {
+  auto first =
+      place.partition->getAttrOfType<IntegerAttr>(kFirstBarrierIdAttrName);
+  return (first ? first.getInt() : 1) + int64_t(place.index);
+}
+
+/// The threads of `op`'s partition, else of the CTA (gpu.known_block_size).
 FailureOr<int64_t> mlir::attngpu::blockThreads(Operation *op) {
+  if (std::optional<PartitionPlace> place = enclosingPartition(op))
+    return 32 * place->warps;
   auto func = op->getParentOfType<gpu::GPUFuncOp>();
   if (func)
     if (std::optional<ArrayRef<int32_t>> size = func.getKnownBlockSize()) {

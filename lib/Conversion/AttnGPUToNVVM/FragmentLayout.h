@@ -88,8 +88,30 @@ struct TileStart {
 TileStart tileStart(OpBuilder &b, Location loc, Value tensor,
                     ValueRange offsets, int64_t rowDim, int64_t bytes);
 
-/// The threads of the CTA running `op`'s kernel (its gpu.func's
-/// known_block_size, 1-D), or an error at `op`.
+/// Where `op` runs inside an attngpu.warp_partition: the partition's
+/// index, its first warp and its warps (partitions take the CTA's warps in
+/// order from warp 0).
+struct PartitionPlace {
+  WarpPartitionOp partition;
+  unsigned index = 0;
+  int64_t firstWarp = 0, warps = 0;
+};
+std::optional<PartitionPlace> enclosingPartition(Operation *op);
+
+/// The named barrier (bar.sync id, threads) that attngpu.barrier becomes in
+/// partition `place`: one per partition, so that a partition's barrier
+/// waits for its own warps only, numbered after the kernel's named
+/// barriers (checkWarpPartitions records the first); id 0 stays the CTA's.
+int64_t partitionBarrierId(const PartitionPlace &place);
+
+/// The attribute on a warp_partition naming its partition 0's barrier id.
+inline constexpr llvm::StringLiteral kFirstBarrierIdAttrName =
+    "attngpu.first_barrier_id";
+
+/// The threads that share `op`'s work: its warp partition's, else the CTA's
+/// (its gpu.func's known_block_size, 1-D); an error at `op` otherwise.
+/// Inside a partition thread ids count from the partition's first thread
+/// (convert-attngpu-to-nvvm rebases them).
 FailureOr<int64_t> blockThreads(Operation *op);
 
 /// A loop over `rows` x `perRow` items of a tile, strided by the CTA's

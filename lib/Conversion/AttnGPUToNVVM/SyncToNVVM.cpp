@@ -1,5 +1,6 @@
 //===- SyncToNVVM.cpp - barriers, fences and grid dependencies ------------===//
 
+#include "FragmentLayout.h"
 #include "attn/Conversion/AttnGPUToNVVM/AttnGPUToNVVM.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
 
@@ -17,6 +18,19 @@ struct BarrierLowering : public OpConversionPattern<BarrierOp> {
   LogicalResult
   matchAndRewrite(BarrierOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    // Inside a warp partition bar.sync 0 would wait for warps that never
+    // come: the partition's own named barrier instead.
+    if (std::optional<PartitionPlace> place = enclosingPartition(op)) {
+      Location loc = op.getLoc();
+      Value id = arith::ConstantIntOp::create(
+          rewriter, loc, partitionBarrierId(*place), 32);
+      Value threads =
+          arith::ConstantIntOp::create(rewriter, loc, 32 * place->warps, 32);
+      NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, id, threads,
+                              NVVM::BarrierReductionAttr(), Value());
+      rewriter.eraseOp(op);
+      return success();
+    }
     rewriter.replaceOpWithNewOp<gpu::BarrierOp>(op);
     return success();
   }

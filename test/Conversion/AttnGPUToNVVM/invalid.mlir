@@ -125,14 +125,109 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Warp partitions have no lowering yet: an error at the op, not a failed
-// legalization.
+// Warp partitions: a tile laid out for other warps than its partition's.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+      attngpu.warp_partition (warps = 4, registers = 24) {
+      } (warps = 8, registers = 240) {
+        // expected-error @+1 {{has a tile laid out for 4 warps in warp partition 1 of 8}}
+        %z = attngpu.splat 0.0 : !attngpu.tile<64x64xf32, #attngpu.mma<wgmma, acc, warps = 4>>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The warps outside every partition keep the registers they start with
+// (168 in a 384-thread CTA): 2 x 128 x 232 + 128 x 168 > 65536.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+      // expected-error @+1 {{needs 80896 registers with the warps outside the partitions at their 168, more than the 65536 of an SM}}
+      attngpu.warp_partition (warps = 4, registers = 232) {
+      } (warps = 4, registers = 232) {
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// More warps in the partitions than in the block.
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
-      // expected-error @+1 {{is not lowered to NVVM yet (warp specialisation comes with the TMA schedule)}}
-      attngpu.warp_partition (warps = 4, registers = 40) {
+      // expected-error @+1 {{partitions take 12 warps, the block has 8}}
+      attngpu.warp_partition (warps = 4, registers = 24) {
+      } (warps = 8, registers = 160) {
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Partitions do not nest.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      attngpu.warp_partition (warps = 4, registers = 24) {
+        // expected-error @+1 {{is inside partition 0 of another warp_partition (partitions do not nest)}}
+        attngpu.warp_partition (warps = 4, registers = 24) {
+        }
       } (warps = 4, registers = 232) {
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The partitions' barriers come after the kernel's named barriers: none
+// left after id 15.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      // expected-error @+1 {{needs named barriers 15 to 16 for its partitions after the kernel's, past the 16 of a CTA}}
+      attngpu.warp_partition (warps = 4, registers = 24) {
+        attngpu.named_barrier arrive id = 14, threads = 256
+      } (warps = 4, registers = 232) {
+        attngpu.named_barrier id = 14, threads = 256
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Register budgets are moved for one CTA per SM.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 256, 1, 1>, attngpu.schedule = #attngpu.schedule<warps = 8, min_blocks_per_sm = 2>} {
+      // expected-error @+1 {{moves the registers of one CTA per SM, but the schedule asks for 2 (min_blocks_per_sm)}}
+      attngpu.warp_partition (warps = 4, registers = 24) {
+      } (warps = 4, registers = 232) {
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A block size must be known.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel {
+      // expected-error @+1 {{needs its gpu.func's known_block_size: a 1-D block of whole warps}}
+      attngpu.warp_partition (warps = 4, registers = 24) {
       }
       gpu.return
     }
