@@ -73,14 +73,15 @@ struct AllocMbarriersLowering
                                 rewriter, loc, rewriter.getI64Type(), *offset));
     int64_t count = op.getBarriers().getType().getCount();
     onFirstThread(rewriter, loc, [&](OpBuilder &b) {
-      Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+      Value arrivals = arith::ConstantIntOp::create(
+          b, loc, op.getArrivalsAttr().getInt(), 32);
       for (int64_t i = 0; i < count; ++i)
         NVVM::MBarrierInitOp::create(
             b, loc,
             byteOffset(b, loc, base,
                        arith::ConstantIntOp::create(b, loc, b.getI64Type(),
                                                     8 * i)),
-            one, Value());
+            arrivals, Value());
     });
     // Initialised before any thread arrives or waits.
     NVVM::FenceMbarrierInitOp::create(rewriter, loc);
@@ -197,11 +198,27 @@ struct MbarrierWaitLowering : public OpConversionPattern<MbarrierWaitOp> {
   }
 };
 
+struct MbarrierArriveLowering
+    : public OpConversionPattern<MbarrierArriveOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MbarrierArriveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value barrier = mbarrierAddress(rewriter, loc, adaptor.getBarriers(),
+                                    adaptor.getIndex());
+    NVVM::MBarrierArriveOp::create(rewriter, loc, TypeRange{}, barrier,
+                                   Value());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::attngpu::populateTmaToNVVMPatterns(const TypeConverter &converter,
                                               RewritePatternSet &patterns) {
   patterns.add<AllocMbarriersLowering, TmaLoadLowering, MbarrierWaitLowering,
-               UnissuedLowering>(
+               MbarrierArriveLowering, UnissuedLowering>(
       converter, patterns.getContext());
 }

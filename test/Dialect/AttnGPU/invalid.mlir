@@ -914,6 +914,24 @@ func.func @f() {
 
 // -----
 
+func.func @f() {
+  // expected-error @+1 {{arrivals must be from 1 to 1024 (the threads of a CTA), got 0}}
+  %bars = attngpu.alloc_mbarriers arrivals = 0 : !attngpu.mbarriers<1>
+  return
+}
+
+// -----
+
+func.func @f() {
+  %c2 = arith.constant 2 : index
+  %bars = attngpu.alloc_mbarriers arrivals = 128 : !attngpu.mbarriers<2>
+  // expected-error @+1 {{mbarrier index 2 is out of range for 2 mbarriers}}
+  attngpu.mbarrier_arrive %bars[%c2] : !attngpu.mbarriers<2>
+  return
+}
+
+// -----
+
 !k = memref<?x?x?x128xf16, strided<[?, ?, 128, 1], offset: ?>>
 func.func @f(%key: !k, %map: !attngpu.tensor_map<f16, box = [1, 128, 1, 64]> {attngpu.tensor_map_of = 0 : i64}, %i: index) {
   %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>

@@ -183,6 +183,10 @@ func.func @tma(%key: !k, %kmap: !map {attngpu.tensor_map_of = 0 : i64}, %i: inde
   // CHECK: attngpu.unissued %[[OFF]]
   %off = attngpu.tma_load %kmap[%i, %i, %i, %c0] into %kbuf[%c0] arrive %bars[%c0] if %p : !map, !attngpu.shared<128x128xf16, wgmma_128b>, !attngpu.mbarriers<2>
   attngpu.unissued %off
+  // CHECK: %[[EMPTY:.+]] = attngpu.alloc_mbarriers arrivals = 256 : !attngpu.mbarriers<2>
+  // CHECK: attngpu.mbarrier_arrive %[[EMPTY]][%{{.+}}] : !attngpu.mbarriers<2>
+  %empty = attngpu.alloc_mbarriers arrivals = 256 : !attngpu.mbarriers<2>
+  attngpu.mbarrier_arrive %empty[%c0] : !attngpu.mbarriers<2>
   return
 }
 

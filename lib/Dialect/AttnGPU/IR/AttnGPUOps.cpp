@@ -199,6 +199,12 @@ LogicalResult AllocMbarriersOp::verify() {
   if (offset && (*offset < 0 || *offset % 8 != 0))
     return emitOpError() << "offset " << *offset
                          << " must be a non-negative multiple of 8";
+  // (Signed: the i64 attribute's getter returns it unsigned.)
+  int64_t arrivals = getArrivalsAttr().getInt();
+  if (arrivals < 1 || arrivals > 1024)
+    return emitOpError() << "arrivals must be from 1 to 1024 (the threads "
+                            "of a CTA), got "
+                         << arrivals;
   return success();
 }
 
@@ -289,6 +295,10 @@ LogicalResult TmaLoadOp::verify() {
     return failure();
   if (failed(verifyTensorMapArgument(*this, getMap())))
     return failure();
+  return verifyMbarrierIndex(*this, getIndex(), getBarriers().getType());
+}
+
+LogicalResult MbarrierArriveOp::verify() {
   return verifyMbarrierIndex(*this, getIndex(), getBarriers().getType());
 }
 

@@ -181,19 +181,25 @@ def AttnGPU_AllocMbarriersOp : AttnGPU_Op<"alloc_mbarriers"> {
   let summary = "mbarriers for TMA loads, initialised at the kernel's start";
   let description = [{
     `count` mbarriers in shared memory, each initialised by one thread with
-    an arrival count of 1 and published to the CTA before any other op
-    runs. In the kernel's entry block. `offset` is their byte offset in the
-    CTA's shared memory (a multiple of 8), set by `attngpu-allocate-shared`
-    after every buffer: they live as long as the kernel.
+    an arrival count of `arrivals` (default 1: the thread that issues a TMA
+    load; the threads of a consumer partition for the mbarriers that
+    release a ring's stages, `attngpu.mbarrier_arrive`) and published to
+    the CTA before any other op runs. In the kernel's entry block. `offset`
+    is their byte offset in the CTA's shared memory (a multiple of 8), set
+    by `attngpu-allocate-shared` after every buffer: they live as long as
+    the kernel.
 
     ```mlir
     %bars = attngpu.alloc_mbarriers : !attngpu.mbarriers<2>
+    %empty = attngpu.alloc_mbarriers arrivals = 256 : !attngpu.mbarriers<2>
     ```
   }];
-  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let arguments = (ins OptionalAttr<I64Attr>:$offset,
+                       DefaultValuedAttr<I64Attr, "1">:$arrivals);
   let results = (outs AttnGPU_MbarriersType:$barriers);
   let assemblyFormat = [{
-    (`offset` `=` $offset^)? attr-dict `:` qualified(type($barriers))
+    (`offset` `=` $offset^)? (`arrivals` `=` $arrivals^)? attr-dict `:`
+    qualified(type($barriers))
   }];
   let hasVerifier = 1;
 }
@@ -255,6 +261,27 @@ def AttnGPU_MbarrierWaitOp : AttnGPU_Op<"mbarrier_wait"> {
   let assemblyFormat = [{
     $barriers `[` $index `]` `parity` $parity (`for` $tokens^)? attr-dict
     `:` qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_MbarrierArriveOp : AttnGPU_Op<"mbarrier_arrive"> {
+  let summary = "each thread arrives on an mbarrier";
+  let description = [{
+    Each executing thread arrives once on mbarrier `index` of `barriers`,
+    with release semantics: its reads and writes before the arrive happen
+    before what a thread does after waiting for the phase it completes
+    (`arrivals` arrivals complete one). A consumer partition arrives on a
+    ring stage's "empty" mbarrier once it has read the stage; the producer
+    waits there before loading the stage again.
+
+    ```mlir
+    attngpu.mbarrier_arrive %empty[%i] : !attngpu.mbarriers<2>
+    ```
+  }];
+  let arguments = (ins AttnGPU_MbarriersType:$barriers, Index:$index);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` attr-dict `:` qualified(type($barriers))
   }];
   let hasVerifier = 1;
 }
