@@ -148,6 +148,8 @@ bool compile(const AttentionSpec &spec, const Target &target,
       return fail("lowering to PTX for " + target.chip + " failed");
     code.payload = std::move(*ptx);
     code.sharedBytes = mlir::attn::dynamicSharedBytes(*module, code.kernelName);
+    code.numWarps =
+        mlir::attn::launchWarps(*module, code.kernelName, code.numWarps);
     code.tensorMaps =
         mlir::attn::tensorMapParamsText(*module, code.kernelName);
   } else if (mlir::failed(

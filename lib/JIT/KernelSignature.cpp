@@ -64,6 +64,14 @@ int64_t mlir::attn::dynamicSharedBytes(ModuleOp module, llvm::StringRef name) {
   return bytes ? bytes.getInt() : 0;
 }
 
+int64_t mlir::attn::launchWarps(ModuleOp module, llvm::StringRef name,
+                                int64_t tileWarps) {
+  auto recorded =
+      module->getAttrOfType<DictionaryAttr>(attngpu::kBlockThreadsAttrName);
+  auto threads = recorded ? recorded.getAs<IntegerAttr>(name) : IntegerAttr();
+  return threads ? threads.getInt() / 32 : tileWarps;
+}
+
 std::string mlir::attn::tensorMapParamsText(ModuleOp module,
                                             llvm::StringRef name) {
   auto recorded = module->getAttrOfType<DictionaryAttr>(

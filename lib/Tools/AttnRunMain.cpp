@@ -649,7 +649,7 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       }
       out.kernelName = gpuSig->name;
       out.blockM = gpuSig->blockM;
-      out.numWarps = gpuSig->numWarps;
+      out.numWarps = launchWarps(*gpuModule, gpuSig->name, gpuSig->numWarps);
       out.sharedBytes = dynamicSharedBytes(*gpuModule, gpuSig->name);
       out.tensorMaps = tensorMapParamsText(*gpuModule, gpuSig->name);
       out.payload = std::move(*text);

@@ -61,6 +61,10 @@ using attngpu::kDynamicSharedBytesAttrName;
 /// launch (0 when none).
 int64_t dynamicSharedBytes(ModuleOp module, llvm::StringRef name);
 
+/// The warps a launch of kernel `name` of a lowered module runs (its
+/// recorded block threads / 32), else `tileWarps` (the tile program's).
+int64_t launchWarps(ModuleOp module, llvm::StringRef name, int64_t tileWarps);
+
 /// The tensor-map parameters the lowered `module` gives kernel `name` (TMA
 /// loads), as the kernel caches keep them: "arg,box...;..." (empty: none;
 /// parseTensorMapParams reads it).

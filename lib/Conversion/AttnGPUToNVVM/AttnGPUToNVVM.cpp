@@ -331,14 +331,20 @@ struct ConvertAttnGPUToNVVMPass
       return signalPassFailure();
     lowerWarpPartitions(module);
 
-    // The launch requests each kernel's dynamic shared memory.
-    NamedAttrList recorded;
+    // The launch requests each kernel's dynamic shared memory and threads.
+    NamedAttrList recorded, threads;
     if (auto old =
             module->getAttrOfType<DictionaryAttr>(kDynamicSharedBytesAttrName))
       recorded.append(old.getValue());
+    if (auto old = module->getAttrOfType<DictionaryAttr>(kBlockThreadsAttrName))
+      threads.append(old.getValue());
     module.walk([&](gpu::GPUFuncOp func) {
       if (auto bytes = func->getAttrOfType<IntegerAttr>(kSharedBytesAttrName))
         recorded.set(func.getName(), bytes);
+      if (std::optional<ArrayRef<int32_t>> block = func.getKnownBlockSize())
+        threads.set(func.getName(),
+                    builder.getI64IntegerAttr(int64_t((*block)[0]) *
+                                              (*block)[1] * (*block)[2]));
       // The CTA target goes to ptxas.
       if (auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName))
         if (int64_t ctas = schedule.getInt("min_blocks_per_sm"); ctas > 0)
@@ -350,6 +356,8 @@ struct ConvertAttnGPUToNVVMPass
     if (!recorded.empty())
       module->setAttr(kDynamicSharedBytesAttrName,
                       recorded.getDictionary(context));
+    if (!threads.empty())
+      module->setAttr(kBlockThreadsAttrName, threads.getDictionary(context));
   }
 };
 

@@ -43,7 +43,7 @@ module attributes {gpu.container_module} {
 // SCHED-NEXT: attngpu.barrier
 // SCHED-NEXT: attngpu.local_load
 
-// NVVM: module attributes {attn.dynamic_shared_bytes = {scores = 16384 : i64}
+// NVVM: module attributes {attn.block_threads = {scores = 128 : i64}, attn.dynamic_shared_bytes = {scores = 16384 : i64}
 // NVVM: memref.global "public" @attn_dynamic_shared : memref<0xi8, #gpu.address_space<workgroup>>
 // NVVM-LABEL: gpu.func @scores
 // NVVM-NOT: attngpu.

@@ -12,7 +12,7 @@
 // __grid_constant__ at its LLVM position (after the memref's 3 + 2 * 4 = 11
 // parameters).
 
-// CHECK: module attributes {attn.dynamic_shared_bytes = {k = 32776 : i64}, attn.tensor_maps = {k = [array<i64: 0, 1, 128, 1, 64>]}
+// CHECK: module attributes {attn.block_threads = {k = 128 : i64}, attn.dynamic_shared_bytes = {k = 32776 : i64}, attn.tensor_maps = {k = [array<i64: 0, 1, 128, 1, 64>]}
 // CHECK-LABEL: gpu.func @k
 // CHECK-SAME: %[[MAP:[^:]+]]: !llvm.ptr {llvm.align = 64 : i64}
 // CHECK-SAME: kernel attributes {attn.grid_constant_params = array<i64: 11>

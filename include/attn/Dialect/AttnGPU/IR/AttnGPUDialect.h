@@ -46,6 +46,12 @@ inline constexpr llvm::StringLiteral kSharedBytesAttrName =
 inline constexpr llvm::StringLiteral kDynamicSharedBytesAttrName =
     "attn.dynamic_shared_bytes";
 
+/// Name of the module attribute, a dictionary from kernel name to the
+/// threads of its CTA (the kernel ABI: the JIT launches that many; a
+/// warp-specialised kernel has more than its tile program's warps).
+inline constexpr llvm::StringLiteral kBlockThreadsAttrName =
+    "attn.block_threads";
+
 /// Name of the argument attribute of a kernel's !attngpu.tensor_map
 /// argument: the index of the tensor argument the host encodes it from.
 inline constexpr llvm::StringLiteral kTensorMapOfAttrName =
