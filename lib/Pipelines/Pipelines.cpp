@@ -210,6 +210,8 @@ LogicalResult mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
   pm.addPass(attngpu::createAttnGPUTmaCopies());
   // Each kernel's overlap of the next S with this P V (overlap_scores).
   pm.addPass(attngpu::createAttnGPUOverlapScores());
+  // Each kernel's producer warpgroup (warp_specialize).
+  pm.addPass(attngpu::createAttnGPUWarpSpecialize());
   attngpu::AttnGPUAllocateSharedOptions allocate;
   allocate.maxSharedBytes = chip->maxSharedBytes;
   pm.addPass(attngpu::createAttnGPUAllocateShared(allocate));

@@ -90,8 +90,9 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // than the CTAs gain (session 9: causal d 128 s 512 / 4k / 16k
   // 171 / 317 / 359 -> 203 / 389 / 435 TFLOP/s).
   bool fourCtas = kernel.oneWarpgroupWgmma && kernel.outputCols <= 128;
+  // A warp-specialised kernel moves the registers of one CTA per SM.
   if (knobs.minBlocksPerSM < 0)
-    knobs.minBlocksPerSM = fourCtas ? 4 : 0;
+    knobs.minBlocksPerSM = knobs.warpSpecialize ? 1 : fourCtas ? 4 : 0;
   // One stage: each K / V tile copied in the iteration that uses it (V's
   // copy overlaps S = Q K^T). A two-stage ring (attngpu-pipeline) halves
   // the CTAs per SM at d 128 (48 -> 80 KiB): measured on the H200
@@ -101,8 +102,12 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // The overlap of the next S with this P V (attngpu-overlap-scores, wgmma
   // kernels only) needs K copied two steps ahead: a ring of 3. Not
   // measured yet, so not a default.
+  // A producer warpgroup (attngpu-warp-specialize) loads a step ahead
+  // into a ring of 2. Neither is measured yet, so neither is a default.
   if (knobs.kvStages < 0)
-    knobs.kvStages = knobs.overlapScores && kernel.wgmma ? 3 : 1;
+    knobs.kvStages = knobs.overlapScores && kernel.wgmma ? 3
+                     : knobs.warpSpecialize              ? 2
+                                                         : 1;
   // TMA loads of Q, K and V where the buffers are wgmma's (the pass leaves
   // the rest on cp.async): measured on the H200 (session 13,
   // docs/perf-notes.md) 1.21-1.27x on the FA3 shapes, 1.78x at decode.

@@ -99,7 +99,8 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attngpu-to-nvvm", "::mlir::ModuleOp"> {
     `scf.if` per partition on the warp index, starting with `setmaxnreg`
     (sm_90a, sm_100a, sm_103a), their thread ids counted from their first
     thread and their `attngpu.barrier`s named barriers of their own (ids
-    after the kernel's named barriers); the kernel gets `nvvm.minctasm = 1`.
+    after the kernel's named barriers); the kernel gets `nvvm.minctasm` (at least 1;
+    the registers are 65536 / min_blocks_per_sm per CTA).
     `grid_dependency_wait` below sm_90 (`chip`) is an error at the op
     (NVPTX has no griddepcontrol there).
   }];

@@ -14,8 +14,16 @@
 using namespace mlir;
 using namespace mlir::attngpu;
 
-int64_t mlir::attngpu::registersAtEntry(int64_t threads) {
-  return std::min<int64_t>(256, 65536 / threads / 8 * 8);
+int64_t mlir::attngpu::registersAtEntry(int64_t threads, int64_t ctasPerSM) {
+  return std::min<int64_t>(256, 65536 / ctasPerSM / threads / 8 * 8);
+}
+
+/// The CTAs per SM the kernel of `func` asks for (min_blocks_per_sm; 1
+/// when it asks for none).
+static int64_t ctasPerSM(gpu::GPUFuncOp func) {
+  if (auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName))
+    return std::max<int64_t>(1, schedule.getInt("min_blocks_per_sm"));
+  return 1;
 }
 
 /// The 1-D block of `func`, or nullopt.
@@ -54,19 +62,22 @@ static LogicalResult checkPartition(WarpPartitionOp partition,
     return partition.emitOpError()
            << "partitions take " << partitionWarps << " warps, the block has "
            << kernelWarps;
-  int64_t entry = registersAtEntry(*threads);
+  int64_t ctas = ctasPerSM(func), budget = 65536 / ctas;
+  int64_t entry = registersAtEntry(*threads, ctas);
   registers += 32 * (kernelWarps - partitionWarps) * entry;
-  if (registers > 65536)
-    return partition.emitOpError()
-           << "needs " << registers
-           << " registers with the warps outside the partitions at their "
-           << entry << ", more than the 65536 of an SM";
-  if (auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName))
-    if (int64_t ctas = schedule.getInt("min_blocks_per_sm"); ctas > 1)
-      return partition.emitOpError()
-             << "moves the registers of one CTA per SM, but the schedule asks "
-                "for "
-             << ctas << " (min_blocks_per_sm)";
+  if (registers > budget) {
+    InFlightDiagnostic error = partition.emitOpError()
+                               << "needs " << registers
+                               << " registers with the warps outside the "
+                                  "partitions at their "
+                               << entry << ", more than the " << budget
+                               << " of ";
+    if (ctas > 1)
+      error << "one of " << ctas << " CTAs per SM (min_blocks_per_sm)";
+    else
+      error << "an SM";
+    return error;
+  }
   // The partitions' barriers come after the kernel's named ones.
   int64_t first = 1;
   func.walk([&](NamedBarrierOp barrier) {
@@ -108,7 +119,7 @@ static void rebaseThreadIds(Region &region, int64_t first) {
 
 static void lowerPartition(WarpPartitionOp partition) {
   auto func = partition->getParentOfType<gpu::GPUFuncOp>();
-  int64_t entry = registersAtEntry(*kernelThreads(func));
+  int64_t entry = registersAtEntry(*kernelThreads(func), ctasPerSM(func));
   Location loc = partition.getLoc();
   OpBuilder b(partition);
   // The warp index, read from lane 0 so that ptxas sees it uniform across
@@ -159,8 +170,8 @@ void mlir::attngpu::lowerWarpPartitions(ModuleOp module) {
   module.walk([&](WarpPartitionOp p) { partitions.push_back(p); });
   for (WarpPartitionOp partition : partitions) {
     auto func = partition->getParentOfType<gpu::GPUFuncOp>();
-    func->setAttr("nvvm.minctasm",
-                  Builder(func->getContext()).getI32IntegerAttr(1));
+    func->setAttr("nvvm.minctasm", Builder(func->getContext())
+                                       .getI32IntegerAttr(ctasPerSM(func)));
     lowerPartition(partition);
   }
 }

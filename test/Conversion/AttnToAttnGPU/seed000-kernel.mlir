@@ -9,7 +9,7 @@
 // CHECK-SAME: kernel
 // Every setting, resolved: the schedule table's choices for mma.sync at
 // head dims 32 (no CTA target, no staged output, pairs up to 64 columns).
-// CHECK-SAME: attngpu.schedule = #attngpu.schedule<block_m = 128, warps = 8, min_blocks_per_sm = 0, skip_unmoved_rescale = 1, skip_rescale_min_cols = 128, paired_output_max_cols = 64, whole_pass_copies_on_diagonal = 1, staged_output = 0, wgmma_scores = 0, wgmma_values = 0, values_accumulate_outside = 2, kv_stages = 1, overlap_scores = 0, tma_copies = 1>
+// CHECK-SAME: attngpu.schedule = #attngpu.schedule<block_m = 128, warps = 8, min_blocks_per_sm = 0, skip_unmoved_rescale = 1, skip_rescale_min_cols = 128, paired_output_max_cols = 64, whole_pass_copies_on_diagonal = 1, staged_output = 0, wgmma_scores = 0, wgmma_values = 0, values_accumulate_outside = 2, kv_stages = 1, overlap_scores = 0, warp_specialize = 0, tma_copies = 1>
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-DAG: %[[ACC0:.+]] = attngpu.splat 0.000000e+00 : !attngpu.tile<128x32xf32, #attngpu.mma<mma_sync, acc, warps = 8>>
 // CHECK-DAG: %[[SUM0:.+]] = attngpu.splat 0.000000e+00 : !attngpu.tile<128xf32, #attngpu.rows<#attngpu.mma<mma_sync, acc, warps = 8>>>

@@ -80,6 +80,44 @@ def AttnGPUOverlapScores : Pass<"attngpu-overlap-scores"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def AttnGPUWarpSpecialize : Pass<"attngpu-warp-specialize"> {
+  let summary = "A producer warpgroup issues the TMA loads, the rest compute";
+  let description = [{
+    FlashAttention-3's producer / consumer split, in each `gpu.func` whose
+    schedule has `warp_specialize = 1` (or every one, with `force`). The
+    kernel's body becomes an `attngpu.warp_partition`: a producer
+    warpgroup (24 registers a thread) keeps the TMA loads and the address
+    math they need; the kernel's own warps, the consumers (as many
+    registers as the rest of the register file gives, at most 240), keep
+    everything else, their mbarrier waits naming no load. A second group of
+    mbarriers, one per full mbarrier, initialised with the consumers'
+    threads as arrivals, releases the stages: each consumer thread arrives
+    on a stage's empty mbarrier once the products reading it are waited
+    for (`attngpu.mbarrier_arrive`), and the producer, before loading fill
+    g of a ring of S stages (stage g mod S), waits there for parity
+    (g / S + 1) mod 2, the release of fill g - S (a fresh mbarrier reads
+    that parity as complete, so the first S fills wait for nothing). The
+    shared buffers move before the partition; the block grows by 128
+    threads, the schedule's `warps` with it.
+
+    A kernel is left as it is, with a warning, when its TMA loads are in
+    more than one key loop (a causal kernel's diagonal loop reuses the
+    buffers of the loop before it) or its loop's stages are not a ring's;
+    when a product is not waited at once (attngpu-overlap-scores); when
+    its threads write shared memory (cp.async copies, staged output: the
+    consumers would need barriers of their own); or when a producer
+    warpgroup does not fit. Runs after attngpu-pipeline and
+    attngpu-tma-copies, before attngpu-allocate-shared and
+    attngpu-insert-barriers.
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Split every kernel, whatever its schedule says">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def AttnGPUTmaCopies : Pass<"attngpu-tma-copies"> {
   let summary = "Turn tile copies into TMA loads waited on mbarriers";
   let description = [{
