@@ -90,9 +90,15 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // than the CTAs gain (session 9: causal d 128 s 512 / 4k / 16k
   // 171 / 317 / 359 -> 203 / 389 / 435 TFLOP/s).
   bool fourCtas = kernel.oneWarpgroupWgmma && kernel.outputCols <= 128;
-  // A warp-specialised kernel moves the registers of one CTA per SM.
+  // A warp-specialised kernel moves registers within its CTA's share:
+  // one consumer warpgroup (and the producer's) gets two CTAs per SM (232
+  // registers each, and the shared memory of 64-row tiles fits twice),
+  // more consumers one.
   if (knobs.minBlocksPerSM < 0)
-    knobs.minBlocksPerSM = knobs.warpSpecialize ? 1 : fourCtas ? 4 : 0;
+    knobs.minBlocksPerSM = knobs.warpSpecialize
+                               ? (kernel.oneWarpgroupWgmma ? 2 : 1)
+                           : fourCtas ? 4
+                                      : 0;
   // One stage: each K / V tile copied in the iteration that uses it (V's
   // copy overlaps S = Q K^T). A two-stage ring (attngpu-pipeline) halves
   // the CTAs per SM at d 128 (48 -> 80 KiB): measured on the H200
