@@ -211,7 +211,9 @@ LogicalResult mlir::attn::buildAttnGPUToPtxPipeline(OpPassManager &pm,
   // Each kernel's overlap of the next S with this P V (overlap_scores).
   pm.addPass(attngpu::createAttnGPUOverlapScores());
   // Each kernel's producer warpgroup (warp_specialize).
-  pm.addPass(attngpu::createAttnGPUWarpSpecialize());
+  attngpu::AttnGPUWarpSpecializeOptions specialize;
+  specialize.plant = target.maskPlant;
+  pm.addPass(attngpu::createAttnGPUWarpSpecialize(specialize));
   attngpu::AttnGPUAllocateSharedOptions allocate;
   allocate.maxSharedBytes = chip->maxSharedBytes;
   pm.addPass(attngpu::createAttnGPUAllocateShared(allocate));

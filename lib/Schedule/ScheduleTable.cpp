@@ -131,9 +131,11 @@ GpuScheduleKnobs mlir::attn::measuredKnobs(GpuScheduleKnobs knobs,
   // The output through shared memory as 16-byte rows: one warpgroup on
   // wgmma at head dims 64 (session 7, the old lowering: d 64 s 512
   // 228 -> 237 TFLOP/s, causal 147 -> 159).
+  // (Not with a producer warpgroup: the consumers would need barriers of
+  // their own for it, and attngpu-warp-specialize leaves such kernels.)
   if (knobs.stagedOutput < 0)
-    knobs.stagedOutput = kernel.oneWarpgroupWgmma && kernel.inputCols <= 64 &&
-                         kernel.outputCols <= 64;
+    knobs.stagedOutput = !knobs.warpSpecialize && kernel.oneWarpgroupWgmma &&
+                         kernel.inputCols <= 64 && kernel.outputCols <= 64;
   // Whole-pass copies on the diagonal: checked copies there (fewer live
   // registers) where 4 CTAs must fit at causal head_dim_v 128.
   if (knobs.wholePassCopiesOnDiagonal < 0)

@@ -661,6 +661,10 @@ int mlir::attn::attnRunMain(int argc, char **argv,
     ptx = std::move(code.payload);
     gpuSig->sharedBytes = code.sharedBytes;
     tensorMapsText = code.tensorMaps;
+    // A warp-specialised kernel has more threads than the tile program's
+    // warps: the lowered kernel's count is the one to launch.
+    bool moreThreads = code.numWarps != gpuSig->numWarps;
+    gpuSig->numWarps = code.numWarps;
     if (!opts.emitPtx.empty()) {
       std::error_code ec;
       llvm::raw_fd_ostream file(opts.emitPtx, ec);
@@ -671,6 +675,9 @@ int mlir::attn::attnRunMain(int argc, char **argv,
       if (gpuSig->sharedBytes > 0)
         file << "// attn: launch with " << gpuSig->sharedBytes
              << " bytes of dynamic shared memory\n";
+      if (moreThreads)
+        file << "// attn: launch with " << 32 * gpuSig->numWarps
+             << " threads a block (its .maxntid)\n";
       if (!tensorMapsText.empty())
         file << "// attn: after the scale, by value, one CUtensorMap per "
                 "[kernel argument,box...] (128-byte swizzle, zero fill): "

@@ -124,7 +124,9 @@ struct AttentionSpec {
 
 /// ATTN_DEBUG_MASK_PLANT, for negative controls only: a deliberate error
 /// in block skipping ("partial-as-empty": tiles the mask partly sees
-/// skipped or hidden; "partial-as-full": run unmasked) that the checkers must
+/// skipped or hidden; "partial-as-full": run unmasked) or in a
+/// warp-specialised ring ("ring-skips-empty-wait": the producer refills
+/// stages without waiting for their release) that the checkers must
 /// catch; "" when unset. Part of every cache key.
 std::string maskPlantFromEnvironment();
 

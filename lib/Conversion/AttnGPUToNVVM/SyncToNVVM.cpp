@@ -13,6 +13,18 @@ using namespace mlir::attngpu;
 
 namespace {
 
+/// bar.sync (or bar.arrive) `id`, counting `threads`.
+void namedBarrier(OpBuilder &b, Location loc, int64_t id, int64_t threads,
+                  bool arrive) {
+  Value idValue = arith::ConstantIntOp::create(b, loc, id, 32);
+  Value count = arith::ConstantIntOp::create(b, loc, threads, 32);
+  if (arrive)
+    NVVM::BarrierArriveOp::create(b, loc, idValue, count);
+  else
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, idValue, count,
+                            NVVM::BarrierReductionAttr(), Value());
+}
+
 struct BarrierLowering : public OpConversionPattern<BarrierOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -21,13 +33,8 @@ struct BarrierLowering : public OpConversionPattern<BarrierOp> {
     // Inside a warp partition bar.sync 0 would wait for warps that never
     // come: the partition's own named barrier instead.
     if (std::optional<PartitionPlace> place = enclosingPartition(op)) {
-      Location loc = op.getLoc();
-      Value id = arith::ConstantIntOp::create(
-          rewriter, loc, partitionBarrierId(*place), 32);
-      Value threads =
-          arith::ConstantIntOp::create(rewriter, loc, 32 * place->warps, 32);
-      NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, id, threads,
-                              NVVM::BarrierReductionAttr(), Value());
+      namedBarrier(rewriter, op.getLoc(), partitionBarrierId(*place),
+                   32 * place->warps, /*arrive=*/false);
       rewriter.eraseOp(op);
       return success();
     }
@@ -41,15 +48,8 @@ struct NamedBarrierLowering : public OpConversionPattern<NamedBarrierOp> {
   LogicalResult
   matchAndRewrite(NamedBarrierOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value id = arith::ConstantIntOp::create(rewriter, loc, op.getId(), 32);
-    Value threads =
-        arith::ConstantIntOp::create(rewriter, loc, op.getThreads(), 32);
-    if (op.getArrive())
-      NVVM::BarrierArriveOp::create(rewriter, loc, id, threads);
-    else
-      NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, id, threads,
-                              NVVM::BarrierReductionAttr(), Value());
+    namedBarrier(rewriter, op.getLoc(), op.getId(), op.getThreads(),
+                 op.getArrive());
     rewriter.eraseOp(op);
     return success();
   }

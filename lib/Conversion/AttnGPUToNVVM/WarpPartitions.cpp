@@ -4,6 +4,7 @@
 #include "FragmentLayout.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h"
+#include "attn/Dialect/AttnGPU/IR/RegisterBudget.h"
 #include "attn/Pipelines/GpuChips.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -13,10 +14,6 @@
 
 using namespace mlir;
 using namespace mlir::attngpu;
-
-int64_t mlir::attngpu::registersAtEntry(int64_t threads, int64_t ctasPerSM) {
-  return std::min<int64_t>(256, 65536 / ctasPerSM / threads / 8 * 8);
-}
 
 /// The CTAs per SM the kernel of `func` asks for (min_blocks_per_sm; 1
 /// when it asks for none).
@@ -46,8 +43,18 @@ static LogicalResult checkPartition(WarpPartitionOp partition,
            << "is inside partition " << outer->index
            << " of another warp_partition (partitions do not nest)";
   auto func = partition->getParentOfType<gpu::GPUFuncOp>();
-  std::optional<int64_t> threads =
-      func ? kernelThreads(func) : std::optional<int64_t>();
+  // Every warp reaches the branch on its warp index (shfl.sync over the
+  // whole warp), and the partitions' barrier ids are the kernel's.
+  if (!func || partition->getBlock() != &func.getBody().front())
+    return partition.emitOpError()
+           << "must be in its gpu.func's entry block (every warp takes the "
+              "branch to its partition)";
+  for (Operation &other : func.getBody().front())
+    if (isa<WarpPartitionOp>(other) && &other != partition.getOperation())
+      return partition.emitOpError()
+             << "is one of several warp_partitions in its kernel (one split "
+                "a kernel)";
+  std::optional<int64_t> threads = kernelThreads(func);
   if (!threads || *threads % 32 != 0)
     return partition.emitOpError()
            << "needs its gpu.func's known_block_size: a 1-D block of whole "
@@ -62,7 +69,7 @@ static LogicalResult checkPartition(WarpPartitionOp partition,
     return partition.emitOpError()
            << "partitions take " << partitionWarps << " warps, the block has "
            << kernelWarps;
-  int64_t ctas = ctasPerSM(func), budget = 65536 / ctas;
+  int64_t ctas = ctasPerSM(func), budget = registerPool(*threads, ctas);
   int64_t entry = registersAtEntry(*threads, ctas);
   registers += 32 * (kernelWarps - partitionWarps) * entry;
   if (registers > budget) {
@@ -70,13 +77,12 @@ static LogicalResult checkPartition(WarpPartitionOp partition,
                                << "needs " << registers
                                << " registers with the warps outside the "
                                   "partitions at their "
-                               << entry << ", more than the " << budget
-                               << " of ";
+                               << entry << ", more than the CTA's "
+                               << budget << " (" << *threads << " threads at "
+                               << entry;
     if (ctas > 1)
-      error << "one of " << ctas << " CTAs per SM (min_blocks_per_sm)";
-    else
-      error << "an SM";
-    return error;
+      error << ", " << ctas << " CTAs per SM (min_blocks_per_sm)";
+    return error << ")";
   }
   // The partitions' barriers come after the kernel's named ones.
   int64_t first = 1;

@@ -17,11 +17,12 @@
 namespace mlir::attngpu {
 
 /// Errors at the ops for partitions `chip` or their kernel cannot run:
-/// no setmaxnreg on the chip, a partition inside a partition, more warps
-/// than the kernel's block, a register budget over the CTA's share of the
-/// register file (65536 / min_blocks_per_sm) once the warps outside every
-/// partition keep theirs, or too few named barriers left for the
-/// partitions' (numbered after the kernel's, recorded on the op).
+/// no setmaxnreg on the chip, a partition outside its kernel's entry block
+/// or beside another, a partition inside a partition, more warps than the
+/// kernel's block, registers over the CTA's pool (registerPool: its
+/// threads' registers at entry) once the warps outside every partition
+/// keep theirs, or too few named barriers left for the partitions'
+/// (numbered after the kernel's, recorded on the op).
 LogicalResult checkWarpPartitions(ModuleOp module, StringRef chip);
 
 /// Each attngpu.warp_partition of `module` (its body converted) becomes an
@@ -30,11 +31,6 @@ LogicalResult checkWarpPartitions(ModuleOp module, StringRef chip);
 /// kernels get nvvm.minctasm (their min_blocks_per_sm, at least 1: ptxas
 /// needs a known register count at entry for setmaxnreg).
 void lowerWarpPartitions(ModuleOp module);
-
-/// The registers each thread of a `threads`-thread CTA starts with when
-/// `ctasPerSM` CTAs share an SM: 65536 / ctasPerSM / threads, down to a
-/// multiple of 8, at most 256.
-int64_t registersAtEntry(int64_t threads, int64_t ctasPerSM);
 
 } // namespace mlir::attngpu
 

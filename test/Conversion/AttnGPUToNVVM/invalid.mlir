@@ -141,12 +141,13 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// The warps outside every partition keep the registers they start with
-// (168 in a 384-thread CTA): 2 x 128 x 232 + 128 x 168 > 65536.
+// setmaxnreg moves registers within the CTA's pool, its threads'
+// registers at entry (384 x 168), and the warps outside every partition
+// keep theirs: 2 x 128 x 232 + 128 x 168 > 64512.
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
-      // expected-error @+1 {{needs 80896 registers with the warps outside the partitions at their 168, more than the 65536 of an SM}}
+      // expected-error @+1 {{needs 80896 registers with the warps outside the partitions at their 168, more than the CTA's 64512 (384 threads at 168)}}
       attngpu.warp_partition (warps = 4, registers = 232) {
       } (warps = 4, registers = 232) {
       }
@@ -212,7 +213,7 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k() kernel attributes {known_block_size = array<i32: 256, 1, 1>, attngpu.schedule = #attngpu.schedule<warps = 8, min_blocks_per_sm = 2>} {
-      // expected-error @+1 {{needs 33792 registers with the warps outside the partitions at their 128, more than the 32768 of one of 2 CTAs per SM (min_blocks_per_sm)}}
+      // expected-error @+1 {{needs 33792 registers with the warps outside the partitions at their 128, more than the CTA's 32768 (256 threads at 128, 2 CTAs per SM (min_blocks_per_sm))}}
       attngpu.warp_partition (warps = 4, registers = 24) {
       } (warps = 4, registers = 240) {
       }
@@ -229,6 +230,40 @@ module attributes {gpu.container_module} {
     gpu.func @k() kernel {
       // expected-error @+1 {{needs its gpu.func's known_block_size: a 1-D block of whole warps}}
       attngpu.warp_partition (warps = 4, registers = 24) {
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// One split a kernel, in its entry block: every warp takes the branch.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%p: i1) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      scf.if %p {
+        // expected-error @+1 {{must be in its gpu.func's entry block (every warp takes the branch to its partition)}}
+        attngpu.warp_partition (warps = 4, registers = 24) {
+        } (warps = 4, registers = 232) {
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      // expected-error @+1 {{is one of several warp_partitions in its kernel (one split a kernel)}}
+      attngpu.warp_partition (warps = 4, registers = 24) {
+      } (warps = 4, registers = 232) {
+      }
+      attngpu.warp_partition (warps = 4, registers = 24) {
+      } (warps = 4, registers = 232) {
       }
       gpu.return
     }

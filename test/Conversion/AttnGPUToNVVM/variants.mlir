@@ -6,7 +6,7 @@
 // RUN: attn-opt %s --attngpu-allocate-shared --attngpu-insert-barriers --convert-attngpu-to-nvvm | FileCheck %s --check-prefix=NVVM
 // RUN: attn-opt %s --attngpu-lower-to-ptx | FileCheck %s --check-prefixes=PTX,HAND
 // RUN: not attn-opt %s --attngpu-allocate-shared --attngpu-insert-barriers --convert-attngpu-to-nvvm='mask-plant=bogus' 2>&1 | FileCheck %s --check-prefix=PLANT
-// PLANT: convert-attngpu-to-nvvm: unknown mask plant 'bogus' (expected 'partial-as-full' or 'partial-as-empty')
+// PLANT: convert-attngpu-to-nvvm: unknown mask plant 'bogus' (expected 'partial-as-full', 'partial-as-empty' or 'ring-skips-empty-wait')
 // The generated kernels too, with the built-ins, on mma.sync (sm_80) and
 // wgmma (sm_90a):
 // RUN: attn-run --target cpu --emit-ptx %t.sm80.ptx --chip sm_80 --batch 1 --heads 1 --seqlen-q 4 --seqlen-kv 4 --head-dim 64 --dtype f16 --layout bhsd --softcap 30 --window 16,0 > /dev/null

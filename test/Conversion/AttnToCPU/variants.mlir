@@ -1,7 +1,7 @@
 // RUN: attn-opt %s -split-input-file --convert-attn-to-cpu | FileCheck %s
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-cpu='mask-plant=bogus' 2>&1 | FileCheck %s --check-prefix=PLANT
 
-// PLANT: convert-attn-to-cpu: unknown mask plant 'bogus' (expected 'partial-as-full' or 'partial-as-empty')
+// PLANT: convert-attn-to-cpu: unknown mask plant 'bogus' (expected 'partial-as-full', 'partial-as-empty' or 'ring-skips-empty-wait')
 
 // attn.score_mod: one elementwise linalg.generic whose body is the region,
 // run on the scaled score, with q_idx / kv_idx the element's position

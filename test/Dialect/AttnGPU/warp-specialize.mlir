@@ -124,3 +124,12 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// The negative control (ATTN_DEBUG_MASK_PLANT=ring-skips-empty-wait): the
+// producer refills stages without waiting for their release; the GPU
+// check must catch it (test/GPU/warp-specialize.test).
+// RUN: attn-opt %s --attngpu-warp-specialize=plant=ring-skips-empty-wait | FileCheck %s --check-prefix=PLANT
+// PLANT-LABEL: gpu.func @ring
+// PLANT: %[[EMPTY:.+]] = attngpu.alloc_mbarriers arrivals = 128
+// PLANT-NOT: attngpu.mbarrier_wait %[[EMPTY]]
+// PLANT: attngpu.mbarrier_arrive %[[EMPTY]]

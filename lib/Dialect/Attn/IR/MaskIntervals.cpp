@@ -627,7 +627,8 @@ mlir::attn::classifyMaskRegion(OpBuilder &b, Location loc, Region &region,
   if (result.kind != Abstract::Kind::Bool)
     return std::nullopt;
   MaskVerdict verdict{result.mayTrue, result.mayFalse};
-  if (plant != MaskPlant::None) {
+  if (plant == MaskPlant::PartialAsEmpty ||
+      plant == MaskPlant::PartialAsFull) {
     // A partial range (both possible) reported as empty or as full.
     IntervalEmitter e(b, loc);
     Value partial = e.both(verdict.maySee, verdict.mayHide);
@@ -679,7 +680,9 @@ FailureOr<MaskPlant> mlir::attn::parseMaskPlantOption(Operation *op,
     return MaskPlant::PartialAsEmpty;
   if (text == "partial-as-full")
     return MaskPlant::PartialAsFull;
+  if (text == "ring-skips-empty-wait")
+    return MaskPlant::RingSkipsEmptyWait;
   return op->emitError() << pass << ": unknown mask plant '" << text
-                         << "' (expected 'partial-as-full' or "
-                            "'partial-as-empty')";
+                         << "' (expected 'partial-as-full', "
+                            "'partial-as-empty' or 'ring-skips-empty-wait')";
 }

@@ -34,6 +34,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Dialect/Attn/IR/MaskIntervals.h"
+#include "attn/Dialect/AttnGPU/IR/RegisterBudget.h"
 #include "attn/Dialect/AttnGPU/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -139,10 +141,13 @@ FailureOr<Plan> plan(gpu::GPUFuncOp func, std::string &reason) {
     else if (isa<WarpPartitionOp>(op))
       overlapped = true;
   });
+  int64_t groups = 0;
   for (Operation &op : entry)
-    if (auto bars = dyn_cast<AllocMbarriersOp>(op))
-      p.full = p.full ? AllocMbarriersOp() : bars;
-  if (loads.empty() || !p.full) {
+    if (auto bars = dyn_cast<AllocMbarriersOp>(op)) {
+      p.full = bars;
+      ++groups;
+    }
+  if (loads.empty() || groups != 1) {
     reason = "no TMA loads on one group of mbarriers";
     return failure();
   }
@@ -157,6 +162,8 @@ FailureOr<Plan> plan(gpu::GPUFuncOp func, std::string &reason) {
     return failure();
   }
   for (TmaLoadOp load : loads) {
+    // Loads in the entry block are the first fills of their mbarriers
+    // (checked below: before the loop).
     if (load->getBlock() == &entry)
       continue;
     auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
@@ -177,6 +184,12 @@ FailureOr<Plan> plan(gpu::GPUFuncOp func, std::string &reason) {
     reason = "no key loop loads by TMA";
     return failure();
   }
+  for (TmaLoadOp load : loads)
+    if (load->getBlock() == &entry && p.loop->isBeforeInBlock(load)) {
+      reason = "a TMA load follows the key loop (a refill the producer "
+               "would not wait for)";
+      return failure();
+    }
   // Each full wait in the loop guards the stages its loads fill: released
   // once the last product reading them is waited for.
   Block *body = p.loop.getBody();
@@ -192,33 +205,37 @@ FailureOr<Plan> plan(gpu::GPUFuncOp func, std::string &reason) {
     DenseSet<Value> buffers;
     for (TmaLoadOp load : origins)
       buffers.insert(load.getBuffer());
-    Operation *last = wait;
-    for (Operation *op = wait->getNextNode(); op; op = op->getNextNode()) {
-      auto product = dyn_cast<WgmmaOp>(op);
-      if (!product || !llvm::any_of(op->getOperands(), [&](Value v) {
-            return buffers.contains(v);
-          }))
-        continue;
-      WgmmaWaitOp done;
-      for (Operation *user : product->getUsers())
-        if (auto w = dyn_cast<WgmmaWaitOp>(user);
-            w && w->getBlock() == body)
-          done = w;
-      if (!done) {
-        reason = "a product reading a TMA stage is not waited in the loop";
-        return failure();
-      }
-      if (last->isBeforeInBlock(done))
-        last = done;
-    }
-    // Any other reader of the stages (a local_load, a read in a nested
-    // region) would go unguarded after the release.
+    // Every read of the stages is a product in the loop's block after the
+    // wait (a read elsewhere, in a branch or after the loop, would go
+    // unguarded once the stage is released), each waited there.
+    Operation *last = nullptr;
     for (Value buffer : buffers)
-      for (Operation *user : buffer.getUsers())
-        if (!isa<TmaLoadOp, WgmmaOp>(user)) {
-          reason = "its TMA buffers are read by other than wgmma";
+      for (Operation *user : buffer.getUsers()) {
+        if (isa<TmaLoadOp>(user))
+          continue;
+        auto product = dyn_cast<WgmmaOp>(user);
+        if (!product || user->getBlock() != body ||
+            !wait->isBeforeInBlock(user)) {
+          reason = "a TMA stage is read other than by a product in the key "
+                   "loop's block after its wait";
           return failure();
         }
+        WgmmaWaitOp done;
+        for (Operation *waitUser : product->getUsers())
+          if (auto w = dyn_cast<WgmmaWaitOp>(waitUser);
+              w && w->getBlock() == body && (!done || w->isBeforeInBlock(done)))
+            done = w;
+        if (!done) {
+          reason = "a product reading a TMA stage is not waited in the loop";
+          return failure();
+        }
+        if (!last || last->isBeforeInBlock(done))
+          last = done;
+      }
+    if (!last) {
+      reason = "a TMA stage waited for in the key loop is never read there";
+      return failure();
+    }
     p.releases.push_back({last, wait.getIndex()});
   }
 
@@ -231,7 +248,11 @@ FailureOr<Plan> plan(gpu::GPUFuncOp func, std::string &reason) {
   auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
   int64_t ctas = std::max<int64_t>(
       1, schedule ? schedule.getInt("min_blocks_per_sm") : 0);
-  int64_t budget = 65536 / ctas - 32 * kProducerWarps * kProducerRegisters;
+  // setmaxnreg moves registers within the CTA's pool (its threads'
+  // registers at entry).
+  int64_t threads = 32 * (p.consumerWarps + kProducerWarps);
+  int64_t budget = registerPool(threads, ctas) -
+                   32 * kProducerWarps * kProducerRegisters;
   p.consumerRegisters = std::min<int64_t>(
       kMaxConsumerRegisters, budget / (32 * p.consumerWarps) / 8 * 8);
   if (p.consumerRegisters < 24 || p.consumerWarps + kProducerWarps > 32) {
@@ -409,7 +430,7 @@ void keepOnly(Region &region, function_ref<bool(Operation *)> isRoot) {
 // The split
 //===----------------------------------------------------------------------===//
 
-void split(Plan &p) {
+void split(Plan &p, bool skipEmptyWaits) {
   gpu::GPUFuncOp func = p.func;
   int64_t consumerWarps = p.consumerWarps;
   auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
@@ -422,7 +443,7 @@ void split(Plan &p) {
       b, p.full.getLoc(), p.full.getBarriers().getType(), IntegerAttr(),
       b.getI64IntegerAttr(32 * consumerWarps));
   SmallVector<MbarrierWaitOp> emptyWaits;
-  for (TmaLoadOp load : p.loopLoads) {
+  for (TmaLoadOp load : skipEmptyWaits ? ArrayRef<TmaLoadOp>() : p.loopLoads) {
     b.setInsertionPoint(load);
     std::pair<Value, int64_t> fill = fillOf(b, load, p.loop);
     Location loc = load.getLoc();
@@ -478,16 +499,17 @@ void split(Plan &p) {
     if (auto wait = dyn_cast<MbarrierWaitOp>(op))
       wait.getTokensMutable().clear();
   });
-  for (auto unissued :
-       llvm::make_early_inc_range(consumer.getOps<UnissuedOp>()))
-    unissued.erase();
+  SmallVector<UnissuedOp> unissued;
+  consumer.walk([&](UnissuedOp op) { unissued.push_back(op); });
+  for (UnissuedOp op : unissued)
+    op.erase();
   DenseSet<Operation *> consumerDrops;
   for (MbarrierWaitOp wait : emptyWaits)
     consumerDrops.insert(wait);
   keepOnly(consumer, [&](Operation *op) {
     return op->getNumResults() == 0 &&
            !op->hasTrait<OpTrait::IsTerminator>() &&
-           !consumerDrops.contains(op);
+           !isa<TmaLoadOp, UnissuedOp>(op) && !consumerDrops.contains(op);
   });
 
   // The CTA grows by the producer.
@@ -513,6 +535,10 @@ struct WarpSpecialize
   using Base::Base;
 
   void runOnOperation() override {
+    FailureOr<attn::MaskPlant> planted =
+        attn::parseMaskPlantOption(getOperation(), getArgument(), plant);
+    if (failed(planted))
+      return signalPassFailure();
     SmallVector<gpu::GPUFuncOp> funcs;
     getOperation()->walk([&](gpu::GPUFuncOp func) {
       if (force || scheduled(func))
@@ -525,8 +551,7 @@ struct WarpSpecialize
         func.emitWarning() << kLeftAsItIs << reason;
         continue;
       }
-      split(*p);
-
+      split(*p, *planted == attn::MaskPlant::RingSkipsEmptyWait);
     }
   }
 };

@@ -45,8 +45,10 @@ struct MaskVerdict {
 
 /// A deliberate error for negative controls (ATTN_DEBUG_MASK_PLANT): the
 /// checkers must catch a classifier that calls partial ranges empty or
-/// full.
-enum class MaskPlant { None, PartialAsEmpty, PartialAsFull };
+/// full, and a warp-specialised ring whose producer refills stages without
+/// waiting for their release (attngpu-warp-specialize; the mask passes
+/// ignore it).
+enum class MaskPlant { None, PartialAsEmpty, PartialAsFull, RingSkipsEmptyWait };
 
 /// Emits at `b` the interval evaluation of `region` (a mask_mod region,
 /// already verified) over `ranges`. Integers are tracked as i64 intervals
@@ -81,8 +83,8 @@ struct MaskRegionVerdicts {
 MaskRegionVerdicts maskRegionVerdicts(Region &region);
 
 /// Parses a pass's `mask-plant` option (ATTN_DEBUG_MASK_PLANT's values:
-/// "", "partial-as-empty", "partial-as-full"); anything else is an error
-/// at `op` naming `pass`.
+/// "", "partial-as-empty", "partial-as-full", "ring-skips-empty-wait");
+/// anything else is an error at `op` naming `pass`.
 FailureOr<MaskPlant> parseMaskPlantOption(Operation *op, StringRef pass,
                                           StringRef text);
 

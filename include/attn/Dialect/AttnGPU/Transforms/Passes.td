@@ -112,7 +112,11 @@ def AttnGPUWarpSpecialize : Pass<"attngpu-warp-specialize"> {
   }];
   let options = [
     Option<"force", "force", "bool", "false",
-           "Split every kernel, whatever its schedule says">
+           "Split every kernel, whatever its schedule says">,
+    Option<"plant", "plant", "std::string", /*default=*/"\"\"",
+           "negative controls only: 'ring-skips-empty-wait' leaves out the "
+           "producer's waits for a stage's release (other mask plants: no "
+           "effect)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
