@@ -15,14 +15,6 @@
 using namespace mlir;
 using namespace mlir::attngpu;
 
-/// The CTAs per SM the kernel of `func` asks for (min_blocks_per_sm; 1
-/// when it asks for none).
-static int64_t ctasPerSM(gpu::GPUFuncOp func) {
-  if (auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName))
-    return std::max<int64_t>(1, schedule.getInt("min_blocks_per_sm"));
-  return 1;
-}
-
 /// The 1-D block of `func`, or nullopt.
 static std::optional<int64_t> kernelThreads(gpu::GPUFuncOp func) {
   std::optional<ArrayRef<int32_t>> block = func.getKnownBlockSize();

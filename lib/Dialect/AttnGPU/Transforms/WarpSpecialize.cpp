@@ -62,12 +62,21 @@ constexpr int64_t kProducerWarps = 4, kProducerRegisters = 24;
 /// warpgroups).
 constexpr int64_t kMaxConsumerRegisters = 240;
 
+/// How a loop TMA load picks its stage: `g mod S` of attngpu-pipeline's
+/// ring (`fill` the g), or stage 0 with no ring (S = 1; `fill` null: g is
+/// the iteration count, made by fillNumber).
+struct LoopLoad {
+  TmaLoadOp load;
+  Value fill;
+  int64_t stages = 1;
+};
+
 /// What the split needs to know of a kernel.
 struct Plan {
   gpu::GPUFuncOp func;
   AllocMbarriersOp full;
   scf::ForOp loop;                         // the key loop
-  SmallVector<TmaLoadOp> loopLoads;        // TMA loads in its body
+  SmallVector<LoopLoad> loopLoads;         // TMA loads in its body
   /// Where a consumer releases a stage: after `after`, on the index of
   /// the full wait that guarded the stage.
   SmallVector<std::pair<Operation *, Value>> releases;
@@ -98,31 +107,30 @@ void tokenLoads(Value token, SmallVectorImpl<TmaLoadOp> &loads,
                loads, seen);
 }
 
-/// The fill number g of a loop TMA load and its ring's stages S: the
-/// stage is `g mod S` (attngpu-pipeline's ring) or, with no ring, 0 with g
-/// the iteration count.
-std::pair<Value, int64_t> fillOf(OpBuilder &b, TmaLoadOp load,
-                                 scf::ForOp loop) {
-  Location loc = load.getLoc();
+std::optional<LoopLoad> loopLoadOf(TmaLoadOp load) {
   APInt stages;
-  if (auto rem = load.getStage().getDefiningOp<arith::RemUIOp>();
-      rem && matchPattern(rem.getRhs(), m_ConstantInt(&stages)))
-    return {rem.getLhs(), stages.getSExtValue()};
-  Value count = arith::DivUIOp::create(
+  if (auto rem = load.getStage().getDefiningOp<arith::RemUIOp>()) {
+    if (!matchPattern(rem.getRhs(), m_ConstantInt(&stages)) ||
+        stages.getSExtValue() <= 0)
+      return std::nullopt;
+    return LoopLoad{load, rem.getLhs(), stages.getSExtValue()};
+  }
+  if (!matchPattern(load.getStage(), m_Zero()))
+    return std::nullopt;
+  return LoopLoad{load, Value(), 1};
+}
+
+/// The fill number g of `l` in `loop`, made at `b` where it is not a value
+/// already.
+Value fillNumber(OpBuilder &b, LoopLoad l, scf::ForOp loop) {
+  if (l.fill)
+    return l.fill;
+  Location loc = l.load.getLoc();
+  return arith::DivUIOp::create(
       b, loc,
       arith::SubIOp::create(b, loc, loop.getInductionVar(),
                             loop.getLowerBound()),
       loop.getStep());
-  return {count, 1};
-}
-
-/// Whether fillOf can read `load`'s fill number.
-bool hasFillNumber(TmaLoadOp load) {
-  APInt stages;
-  if (auto rem = load.getStage().getDefiningOp<arith::RemUIOp>())
-    return matchPattern(rem.getRhs(), m_ConstantInt(&stages)) &&
-           stages.getSExtValue() > 0;
-  return matchPattern(load.getStage(), m_Zero());
 }
 
 FailureOr<Plan> plan(gpu::GPUFuncOp func, std::string &reason) {
@@ -173,12 +181,13 @@ FailureOr<Plan> plan(gpu::GPUFuncOp func, std::string &reason) {
                "of the loop before it)";
       return failure();
     }
-    if (!hasFillNumber(load)) {
+    std::optional<LoopLoad> ring = loopLoadOf(load);
+    if (!ring) {
       reason = "a TMA load's stage is not a ring's (g mod S) nor 0";
       return failure();
     }
     p.loop = loop;
-    p.loopLoads.push_back(load);
+    p.loopLoads.push_back(*ring);
   }
   if (!p.loop) {
     reason = "no key loop loads by TMA";
@@ -245,13 +254,10 @@ FailureOr<Plan> plan(gpu::GPUFuncOp func, std::string &reason) {
     return failure();
   }
   p.consumerWarps = (*block)[0] / 32;
-  auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
-  int64_t ctas = std::max<int64_t>(
-      1, schedule ? schedule.getInt("min_blocks_per_sm") : 0);
   // setmaxnreg moves registers within the CTA's pool (its threads'
   // registers at entry).
   int64_t threads = 32 * (p.consumerWarps + kProducerWarps);
-  int64_t budget = registerPool(threads, ctas) -
+  int64_t budget = registerPool(threads, ctasPerSM(func)) -
                    32 * kProducerWarps * kProducerRegisters;
   p.consumerRegisters = std::min<int64_t>(
       kMaxConsumerRegisters, budget / (32 * p.consumerWarps) / 8 * 8);
@@ -265,6 +271,17 @@ FailureOr<Plan> plan(gpu::GPUFuncOp func, std::string &reason) {
 //===----------------------------------------------------------------------===//
 // Keeping what some ops need
 //===----------------------------------------------------------------------===//
+
+/// `old`'s results but the `dead` ones, in order, become `fresh`'s; `old`
+/// goes.
+void replaceLiveResults(Operation *old, Operation *fresh,
+                        const llvm::BitVector &dead) {
+  unsigned j = 0;
+  for (auto [i, result] : llvm::enumerate(old->getResults()))
+    if (!dead[i])
+      result.replaceAllUsesWith(fresh->getResult(j++));
+  old->erase();
+}
 
 /// Erases from `region` every op that neither `isRoot` picks nor a picked
 /// op needs (through its operands, the ops around it, the values loops and
@@ -398,11 +415,7 @@ void keepOnly(Region &region, function_ref<bool(Operation *)> isRoot) {
     for (unsigned i : deadBits.set_bits())
       argBits.set(i + 1);
     fresh.getBody()->eraseArguments(argBits);
-    unsigned j = 0;
-    for (auto [i, result] : llvm::enumerate(loop.getResults()))
-      if (!deadBits[i])
-        result.replaceAllUsesWith(fresh.getResult(j++));
-    loop.erase();
+    replaceLiveResults(loop, fresh, deadBits);
   }
   for (auto [branch, deadBits] : llvm::zip(branches, branchDead)) {
     if (deadBits.none())
@@ -418,11 +431,7 @@ void keepOnly(Region &region, function_ref<bool(Operation *)> isRoot) {
     fresh->setAttrs(branch->getAttrs());
     fresh.getThenRegion().takeBody(branch.getThenRegion());
     fresh.getElseRegion().takeBody(branch.getElseRegion());
-    unsigned j = 0;
-    for (auto [i, result] : llvm::enumerate(branch.getResults()))
-      if (!deadBits[i])
-        result.replaceAllUsesWith(fresh.getResult(j++));
-    branch.erase();
+    replaceLiveResults(branch, fresh, deadBits);
   }
 }
 
@@ -443,12 +452,14 @@ void split(Plan &p, bool skipEmptyWaits) {
       b, p.full.getLoc(), p.full.getBarriers().getType(), IntegerAttr(),
       b.getI64IntegerAttr(32 * consumerWarps));
   SmallVector<MbarrierWaitOp> emptyWaits;
-  for (TmaLoadOp load : skipEmptyWaits ? ArrayRef<TmaLoadOp>() : p.loopLoads) {
+  for (LoopLoad l :
+       skipEmptyWaits ? ArrayRef<LoopLoad>() : ArrayRef(p.loopLoads)) {
+    TmaLoadOp load = l.load;
     b.setInsertionPoint(load);
-    std::pair<Value, int64_t> fill = fillOf(b, load, p.loop);
     Location loc = load.getLoc();
+    Value fill = fillNumber(b, l, p.loop);
     Value phase = arith::DivUIOp::create(
-        b, loc, fill.first, arith::ConstantIndexOp::create(b, loc, fill.second));
+        b, loc, fill, arith::ConstantIndexOp::create(b, loc, l.stages));
     Value odd = arith::AndIOp::create(b, loc, phase,
                                       arith::ConstantIndexOp::create(b, loc, 1));
     Value parity =

@@ -10,10 +10,22 @@
 #ifndef ATTN_DIALECT_ATTNGPU_IR_REGISTERBUDGET_H
 #define ATTN_DIALECT_ATTNGPU_IR_REGISTERBUDGET_H
 
+#include "attn/Dialect/AttnGPU/IR/AttnGPUDialect.h"
+
+#include "mlir/IR/Operation.h"
+
 #include <algorithm>
 #include <cstdint>
 
 namespace mlir::attngpu {
+
+/// The CTAs per SM `kernel`'s schedule asks for (min_blocks_per_sm; 1 when
+/// it asks for none or has no schedule).
+inline int64_t ctasPerSM(Operation *kernel) {
+  if (auto schedule = kernel->getAttrOfType<ScheduleAttr>(kScheduleAttrName))
+    return std::max<int64_t>(1, schedule.getInt("min_blocks_per_sm"));
+  return 1;
+}
 
 /// The registers each thread of a `threads`-thread CTA starts with when
 /// `ctasPerSM` CTAs share an SM's 65536: 65536 / ctasPerSM / threads, down
